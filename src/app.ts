@@ -1,0 +1,121 @@
+// buildApp(config) assembles the server without listening; tests drive it with app.inject().
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { bearerAuthentication } from './auth/authenticate.js';
+import { oauthRoutes } from './auth/oauth-routes.js';
+import { TokenService } from './auth/tokens.js';
+import type { Config } from './config.js';
+import { connectDatabase, type DatabaseHandle } from './db/connect.js';
+import { JsonApiEngine } from './jsonapi/engine.js';
+import { acceptJsonBodies, installErrorHandling, trackRoutesForMethodNotAllowed } from './jsonapi/http.js';
+import { Registry } from './jsonapi/registry.js';
+import { resourceRoutes } from './jsonapi/routes.js';
+import { RESOURCES } from './resources/index.js';
+import { meRoute } from './routes/me.js';
+import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    database: DatabaseHandle;
+    engine: JsonApiEngine;
+    tokens: TokenService;
+  }
+}
+
+export interface AppOptions {
+  config: Config;
+  /** An open database; when absent the app connects using config.database. The app closes it. */
+  database?: DatabaseHandle;
+  /** The clock; tests move it to expire tokens. */
+  now?: () => Date;
+}
+
+// An incoming X-Request-Id is kept when it looks like an id, so logs join up across services.
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const now = options.now ?? (() => new Date());
+  const database = options.database ?? (await connectDatabase(config.database));
+
+  const app = Fastify({
+    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      // The engine parses query strings itself (bracket keys, repeats are errors).
+      querystringParser: () => ({}),
+    },
+    return503OnClosing: true,
+  });
+
+  // Schemas document the API; the planner and handlers check requests with better errors than
+  // Ajv would, and Ajv's defaults would silently strip unknown members.
+  app.setValidatorCompiler(() => () => true);
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  app.decorate('database', database);
+  app.addHook('onClose', async () => database.close());
+  app.decorateRequest('principal', null);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  const tokens = new TokenService(database, {
+    accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+    refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+    now,
+  });
+  const engine = new JsonApiEngine({
+    db: database.db,
+    traits: database.traits,
+    registry: new Registry(RESOURCES),
+    publicUrl: config.publicUrl,
+    ignoreUnknownFilters: config.ignoreUnknownFilters,
+    now,
+  });
+  app.decorate('tokens', tokens);
+  app.decorate('engine', engine);
+
+  installErrorHandling(app);
+  const addMethodNotAllowedRoutes = trackRoutesForMethodNotAllowed(app);
+  acceptJsonBodies(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: API_TITLE,
+        version: API_VERSION,
+        description:
+          'sitebiz: the Site Business Service API v1 (JSON:API 1.1). Get a token at POST /v1/oauth/token, then send Authorization: Bearer <access_token>.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: { securitySchemes: { Bearer: { type: 'http', scheme: 'bearer' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+
+  await app.register(
+    async (v1) => {
+      v1.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send(app.swagger()));
+      await v1.register(versionRoute(config.publicUrl));
+      await v1.register(oauthRoutes(tokens));
+      await v1.register(async (api) => {
+        api.addHook('onRequest', bearerAuthentication(tokens));
+        await api.register(meRoute(engine));
+        await api.register(resourceRoutes(engine));
+      });
+    },
+    { prefix: '/v1' },
+  );
+  addMethodNotAllowedRoutes();
+  return app;
+}

@@ -1,0 +1,43 @@
+// The Bearer check in front of every protected route: resolves the principal or answers 401.
+import type { FastifyRequest } from 'fastify';
+import { unauthorized } from '../jsonapi/errors.js';
+import type { Principal } from './principal.js';
+import type { TokenService } from './tokens.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+const REALM = 'Bearer realm="sitebiz"';
+
+const invalidToken = (detail: string) =>
+  unauthorized(detail, `${REALM}, error="invalid_token", error_description="${detail.replace(/"/g, "'")}"`);
+
+export function bearerAuthentication(tokens: TokenService) {
+  return async function authenticate(request: FastifyRequest): Promise<void> {
+    const header = request.headers.authorization;
+    if (header === undefined || header === '') {
+      throw unauthorized('An Authorization: Bearer <access_token> header is required', REALM);
+    }
+    const match = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
+    if (!match?.[1]) {
+      throw unauthorized(
+        'The Authorization header must be "Bearer <access_token>"',
+        `${REALM}, error="invalid_request", error_description="malformed Authorization header"`,
+      );
+    }
+    const result = await tokens.authenticate(match[1]);
+    if (result === 'unknown') throw invalidToken('The access token is not valid');
+    if (result === 'expired') throw invalidToken('The access token has expired; get a new one with the refresh token');
+    if (result === 'revoked') throw invalidToken('The access token has been revoked');
+    request.principal = result;
+  };
+}
+
+/** The principal of an authenticated request (the hook has run). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error('route is missing the authentication hook');
+  return request.principal;
+}

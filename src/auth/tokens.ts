@@ -1,0 +1,154 @@
+// OAuth grants: issuing, refreshing, revoking and checking tokens. Tokens are opaque random
+// strings; the database keeps only their SHA-256, so a leaked table grants nothing. Every check
+// reads the database, so a revocation or key rotation takes effect at once in every process.
+import type { DatabaseHandle } from '../db/connect.js';
+import type { Principal } from './principal.js';
+import { reachesEverySite } from './roles.js';
+import { newAccessToken, newRefreshToken, secretMatches, sha256Hex } from './secrets.js';
+
+export interface TokenSettings {
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  now: () => Date;
+}
+
+export interface IssuedTokens {
+  access_token: string;
+  refresh_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+}
+
+export class TokenService {
+  constructor(
+    private readonly handle: DatabaseHandle,
+    private readonly settings: TokenSettings,
+  ) {}
+
+  /** client_credentials: the key's id and secret. Undefined when they do not match a key. */
+  async grantForClient(clientId: string, clientSecret: string): Promise<IssuedTokens | undefined> {
+    const key = await this.handle.db
+      .selectFrom('api_keys')
+      .select(['id', 'secret_hash'])
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    // Hash the presented secret even when the client is unknown, so timing does not tell.
+    const matches = secretMatches(clientSecret, key?.secret_hash ?? '0'.repeat(64));
+    if (!key || !matches) return undefined;
+    return this.issue(Number(key.id));
+  }
+
+  /**
+   * refresh_token: the grant is replaced by a new one (refresh token rotation), so a refresh token
+   * works once. Undefined when the token is unknown, expired or revoked.
+   */
+  async refresh(refreshToken: string): Promise<IssuedTokens | undefined> {
+    const now = this.settings.now();
+    const { db, traits } = this.handle;
+    return db.transaction().execute(async (trx) => {
+      const grant = await trx
+        .selectFrom('oauth_grants')
+        .select(['id', 'api_key_id', 'refresh_expires_at'])
+        .where('refresh_token_hash', '=', sha256Hex(refreshToken))
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (!grant) return undefined;
+      const expires = traits.decodeTimestamp(grant.refresh_expires_at);
+      if (expires === null || Date.parse(expires) <= now.getTime()) return undefined;
+      // The update only succeeds once, so two racing refreshes cannot both win.
+      const revoked = await trx
+        .updateTable('oauth_grants')
+        .set({ revoked_at: traits.encodeTimestamp(now) })
+        .where('id', '=', grant.id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(revoked.numUpdatedRows) !== 1) return undefined;
+      return this.issue(Number(grant.api_key_id), trx);
+    });
+  }
+
+  /** Revokes the grant holding this access or refresh token, if it belongs to the same key. */
+  async revoke(token: string, apiKeyId: number): Promise<void> {
+    const hash = sha256Hex(token);
+    const { db, traits } = this.handle;
+    await db
+      .updateTable('oauth_grants')
+      .set({ revoked_at: traits.encodeTimestamp(this.settings.now()) })
+      .where('api_key_id', '=', apiKeyId)
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('access_token_hash', '=', hash), eb('refresh_token_hash', '=', hash)]))
+      .execute();
+  }
+
+  /** The principal of a Bearer access token, or why there is none. */
+  async authenticate(accessToken: string): Promise<Principal | 'unknown' | 'expired' | 'revoked'> {
+    const { db, traits } = this.handle;
+    const row = await db
+      .selectFrom('oauth_grants as g')
+      .innerJoin('api_keys as k', 'k.id', 'g.api_key_id')
+      .innerJoin('users as u', 'u.id', 'k.user_id')
+      .select([
+        'g.id as grant_id',
+        'g.access_expires_at',
+        'g.revoked_at',
+        'k.id as api_key_id',
+        'k.permissions',
+        'u.id as user_id',
+        'u.role',
+        'u.account_id',
+      ])
+      .where('g.access_token_hash', '=', sha256Hex(accessToken))
+      .executeTakeFirst();
+    if (!row) return 'unknown';
+    if (row.revoked_at !== null) return 'revoked';
+    const expires = traits.decodeTimestamp(row.access_expires_at);
+    if (expires === null || Date.parse(expires) <= this.settings.now().getTime()) return 'expired';
+
+    const accountId = Number(row.account_id);
+    const userId = Number(row.user_id);
+    const siteRows = reachesEverySite(row.role)
+      ? await db.selectFrom('sites').select('id').where('account_id', '=', accountId).orderBy('id').execute()
+      : await db
+          .selectFrom('user_sites')
+          .innerJoin('sites', 'sites.id', 'user_sites.site_id')
+          .select('sites.id as id')
+          .where('user_sites.user_id', '=', userId)
+          .where('sites.account_id', '=', accountId)
+          .orderBy('sites.id')
+          .execute();
+    return {
+      accountId,
+      userId,
+      apiKeyId: Number(row.api_key_id),
+      grantId: Number(row.grant_id),
+      role: row.role,
+      permissions: new Set(JSON.parse(row.permissions) as string[]),
+      siteIds: siteRows.map((s) => Number(s.id)),
+    };
+  }
+
+  private async issue(apiKeyId: number, trx = this.handle.db): Promise<IssuedTokens> {
+    const now = this.settings.now();
+    const { traits } = this.handle;
+    const access = newAccessToken();
+    const refresh = newRefreshToken();
+    await trx
+      .insertInto('oauth_grants')
+      .values({
+        api_key_id: apiKeyId,
+        access_token_hash: sha256Hex(access),
+        refresh_token_hash: sha256Hex(refresh),
+        access_expires_at: traits.encodeTimestamp(new Date(now.getTime() + this.settings.accessTokenTtlSeconds * 1000)),
+        refresh_expires_at: traits.encodeTimestamp(new Date(now.getTime() + this.settings.refreshTokenTtlSeconds * 1000)),
+        revoked_at: null,
+        created_at: traits.encodeTimestamp(now),
+      })
+      .execute();
+    return {
+      access_token: access,
+      refresh_token: refresh,
+      token_type: 'Bearer',
+      expires_in: this.settings.accessTokenTtlSeconds,
+    };
+  }
+}

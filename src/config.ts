@@ -1,0 +1,198 @@
+// Configuration: read once from environment variables and CLI flags (flags win), validated as a
+// whole so that a bad start names every wrong value at once.
+
+export type DatabaseConfig =
+  | { dialect: 'sqlite'; url: string; filename: string } // filename ':memory:' for an in-memory db
+  | { dialect: 'postgres'; url: string; connectionString: string };
+
+export interface Config {
+  database: DatabaseConfig;
+  port: number;
+  host: string;
+  /** Base for every link in responses, without a trailing slash. */
+  publicUrl: string;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  logLevel: string;
+  /** Largest request body accepted, in bytes (larger ones get a 413). */
+  bodyLimitBytes: number;
+  /** Upstream compatibility: ignore unknown `filter[...]` parameters instead of answering 400. */
+  ignoreUnknownFilters: boolean;
+}
+
+/** One setting: its environment variable, its CLI flag, its default and its documentation. */
+interface SettingSpec {
+  env: string;
+  flag: string;
+  description: string;
+  default: string | undefined;
+}
+
+export const SETTINGS = {
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    flag: 'database-url',
+    description: 'sqlite:<path>, sqlite::memory: or postgres://user@host:port/db',
+    default: 'sqlite:data/sitebiz.db',
+  },
+  port: { env: 'PORT', flag: 'port', description: 'TCP port to listen on', default: '3000' },
+  host: { env: 'HOST', flag: 'host', description: 'interface to listen on', default: '127.0.0.1' },
+  publicUrl: {
+    env: 'PUBLIC_URL',
+    flag: 'public-url',
+    description: 'base URL of every link in responses (default http://HOST:PORT)',
+    default: undefined,
+  },
+  accessTokenTtl: {
+    env: 'ACCESS_TOKEN_TTL',
+    flag: 'access-token-ttl',
+    description: 'access token lifetime in seconds',
+    default: '7200',
+  },
+  refreshTokenTtl: {
+    env: 'REFRESH_TOKEN_TTL',
+    flag: 'refresh-token-ttl',
+    description: 'refresh token lifetime in seconds',
+    default: String(30 * 24 * 3600),
+  },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    flag: 'log-level',
+    description: 'fatal, error, warn, info, debug, trace or silent',
+    default: 'info',
+  },
+  bodyLimit: {
+    env: 'BODY_LIMIT',
+    flag: 'body-limit',
+    description: 'largest request body in bytes',
+    default: String(1024 * 1024),
+  },
+  ignoreUnknownFilters: {
+    env: 'IGNORE_UNKNOWN_FILTERS',
+    flag: 'ignore-unknown-filters',
+    description: 'true to ignore unknown filter[...] parameters as upstream does (default false: 400)',
+    default: 'false',
+  },
+} satisfies Record<string, SettingSpec>;
+
+export type SettingName = keyof typeof SETTINGS;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/**
+ * Builds the configuration from environment variables and flags (flags override the
+ * environment). Throws a ConfigError listing every invalid value.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  flags: Partial<Record<SettingName, string>> = {},
+): Config {
+  const problems: string[] = [];
+  const raw = (name: SettingName): { value: string | undefined; origin: string } => {
+    const spec: SettingSpec = SETTINGS[name];
+    if (flags[name] !== undefined) return { value: flags[name], origin: `--${spec.flag}` };
+    const fromEnv = env[spec.env];
+    if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, origin: spec.env };
+    return { value: spec.default, origin: `${spec.env} (default)` };
+  };
+
+  const integer = (name: SettingName, min: number, max: number): number => {
+    const { value, origin } = raw(name);
+    const n = Number(value);
+    if (value === undefined || !/^\d+$/.test(value.trim()) || n < min || n > max) {
+      problems.push(`${origin} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+      return min;
+    }
+    return n;
+  };
+
+  const database = parseDatabaseUrl(raw('databaseUrl').value ?? '', raw('databaseUrl').origin, problems);
+  const port = integer('port', 0, 65535);
+  const host = (raw('host').value ?? '').trim();
+  if (host === '') problems.push(`${raw('host').origin} must not be empty`);
+
+  let publicUrl = raw('publicUrl').value;
+  if (publicUrl === undefined) {
+    const shownHost = host.includes(':') ? `[${host}]` : host;
+    publicUrl = `http://${shownHost}:${port}`;
+  } else {
+    try {
+      const url = new URL(publicUrl);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
+      if (url.search || url.hash) throw new Error('query');
+    } catch {
+      problems.push(
+        `${raw('publicUrl').origin} must be an http(s) URL without query or fragment, got ${JSON.stringify(publicUrl)}`,
+      );
+    }
+  }
+  publicUrl = publicUrl.replace(/\/+$/, '');
+
+  const accessTokenTtlSeconds = integer('accessTokenTtl', 60, 31 * 24 * 3600);
+  const refreshTokenTtlSeconds = integer('refreshTokenTtl', 60, 366 * 24 * 3600);
+  if (refreshTokenTtlSeconds < accessTokenTtlSeconds) {
+    problems.push(`${SETTINGS.refreshTokenTtl.env} must not be shorter than ${SETTINGS.accessTokenTtl.env}`);
+  }
+
+  const logLevel = (raw('logLevel').value ?? '').trim().toLowerCase();
+  if (!LOG_LEVELS.has(logLevel)) {
+    problems.push(`${raw('logLevel').origin} must be one of ${[...LOG_LEVELS].join(', ')}, got ${JSON.stringify(logLevel)}`);
+  }
+  const bodyLimitBytes = integer('bodyLimit', 1024, 100 * 1024 * 1024);
+
+  const ignoreRaw = (raw('ignoreUnknownFilters').value ?? '').trim().toLowerCase();
+  const ignoreUnknownFilters = ['true', '1', 'yes'].includes(ignoreRaw);
+  if (!ignoreUnknownFilters && !['false', '0', 'no'].includes(ignoreRaw)) {
+    problems.push(`${raw('ignoreUnknownFilters').origin} must be true or false, got ${JSON.stringify(ignoreRaw)}`);
+  }
+
+  if (problems.length > 0 || database === undefined) throw new ConfigError(problems);
+  return {
+    database,
+    port,
+    host,
+    publicUrl,
+    accessTokenTtlSeconds,
+    refreshTokenTtlSeconds,
+    logLevel,
+    bodyLimitBytes,
+    ignoreUnknownFilters,
+  };
+}
+
+export function parseDatabaseUrl(url: string, origin: string, problems: string[]): DatabaseConfig | undefined {
+  const trimmed = url.trim();
+  if (trimmed.startsWith('sqlite:')) {
+    const filename = trimmed.slice('sqlite:'.length);
+    if (filename === '') {
+      problems.push(`${origin}: sqlite: needs a path, as in sqlite:data/sitebiz.db or sqlite::memory:`);
+      return undefined;
+    }
+    return { dialect: 'sqlite', url: trimmed, filename };
+  }
+  if (/^postgres(ql)?:\/\//.test(trimmed)) {
+    try {
+      new URL(trimmed);
+    } catch {
+      problems.push(`${origin} is not a valid PostgreSQL URL`);
+      return undefined;
+    }
+    return { dialect: 'postgres', url: trimmed, connectionString: trimmed };
+  }
+  problems.push(
+    `${origin} must start with sqlite: or postgres:// (or postgresql://), got ${JSON.stringify(redactUrl(trimmed))}`,
+  );
+  return undefined;
+}
+
+/** Hides a password in a database URL before it is printed or logged. */
+export function redactUrl(url: string): string {
+  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
+}

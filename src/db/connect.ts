@@ -1,0 +1,93 @@
+// Opens the database named by the configuration and runs migrations.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config.js';
+import { redactUrl } from '../config.js';
+import { traitsFor, type DialectTraits } from './dialect-traits.js';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  traits: DialectTraits;
+  /** Human-readable location, with any password hidden. */
+  description: string;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** PostgreSQL only: use (and create) this schema instead of `public`. Tests use one per app. */
+  schema?: string;
+  /** PostgreSQL pool size. */
+  poolSize?: number;
+}
+
+export async function connectDatabase(config: DatabaseConfig, options: ConnectOptions = {}): Promise<DatabaseHandle> {
+  if (config.dialect === 'sqlite') {
+    if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
+    const sqlite = new SQLite(config.filename);
+    // WAL lets readers run beside the writer; the busy timeout makes a second process wait for a
+    // lock instead of failing at once; SQLite leaves foreign keys off unless asked.
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('synchronous = NORMAL');
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    return {
+      db,
+      traits: traitsFor('sqlite'),
+      description: `SQLite ${config.filename}`,
+      close: () => db.destroy(),
+    };
+  }
+
+  const schema = options.schema;
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid schema name ${schema}`);
+  if (schema !== undefined) {
+    const admin = new pg.Client({ connectionString: config.connectionString });
+    await admin.connect();
+    try {
+      await admin.query(`create schema if not exists ${schema}`);
+    } finally {
+      await admin.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: config.connectionString,
+    max: options.poolSize ?? 10,
+    ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
+  });
+  // A connection that fails while idle must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    traits: traitsFor('postgres'),
+    description: `PostgreSQL ${redactUrl(config.url)}${schema ? ` (schema ${schema})` : ''}`,
+    close: () => db.destroy(),
+  };
+}
+
+/** Brings the schema up to date. Safe to run from several processes at once (Kysely locks). */
+export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
+  const migrator = new Migrator({ db: handle.db, provider: migrationProvider(handle.traits) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Drops a PostgreSQL schema made for a test run. */
+export async function dropSchema(config: DatabaseConfig, schema: string): Promise<void> {
+  if (config.dialect !== 'postgres') return;
+  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid schema name ${schema}`);
+  const admin = new pg.Client({ connectionString: config.connectionString });
+  await admin.connect();
+  try {
+    await admin.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await admin.end();
+  }
+}

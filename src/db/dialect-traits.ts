@@ -1,0 +1,98 @@
+// Every real difference between SQLite and PostgreSQL lives here, as data and small hooks.
+// Nothing else in the code base asks which database it runs on.
+import {
+  sql,
+  type ColumnDefinitionBuilder,
+  type CreateTableBuilder,
+  type Expression,
+  type ExpressionBuilder,
+  type RawBuilder,
+  type SqlBool,
+} from 'kysely';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface DialectTraits {
+  readonly name: DialectName;
+
+  // Schema building (used by migrations only).
+  /** Adds an auto-incrementing integer primary key column `id`. */
+  addIdColumn<T extends string, C extends string>(table: CreateTableBuilder<T, C>): CreateTableBuilder<T, C>;
+  /** Column type of a foreign key that refers to an `id` column. */
+  readonly foreignKeyType: 'integer' | 'bigint';
+  /** Column type of a timestamp (millisecond precision, UTC). */
+  readonly timestampType: RawBuilder<unknown> | 'text';
+  readonly booleanType: 'integer' | 'boolean';
+  readonly jsonType: 'text' | 'jsonb';
+
+  // Runtime codecs: what the driver wants as a parameter and what it gives back.
+  encodeBoolean(value: boolean): number | boolean;
+  decodeBoolean(value: unknown): boolean | null;
+  /** Timestamps go in as ISO 8601 UTC strings with milliseconds on both databases. */
+  encodeTimestamp(value: Date): string;
+  decodeTimestamp(value: unknown): string | null;
+  encodeJson(value: unknown): string;
+  decodeJson(value: unknown): unknown;
+
+  /** Whether a driver error is a unique-constraint violation. */
+  isUniqueViolation(error: unknown): boolean;
+
+  /** `expr LIKE pattern` ignoring ASCII case, with `\` as the escape character. */
+  likeInsensitive<DB, TB extends keyof DB>(
+    eb: ExpressionBuilder<DB, TB>,
+    expr: Expression<unknown>,
+    pattern: string,
+  ): Expression<SqlBool>;
+}
+
+const isoMillis = (d: Date): string => d.toISOString();
+
+/** Escapes LIKE wildcards so user text matches literally (escape character `\`). */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+export const sqliteTraits: DialectTraits = {
+  name: 'sqlite',
+  addIdColumn: (table) => table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
+  foreignKeyType: 'integer',
+  timestampType: 'text',
+  booleanType: 'integer',
+  jsonType: 'text',
+  encodeBoolean: (value) => (value ? 1 : 0),
+  decodeBoolean: (value) => (value === null || value === undefined ? null : value === 1 || value === true),
+  encodeTimestamp: isoMillis,
+  decodeTimestamp: (value) => (value === null || value === undefined ? null : String(value)),
+  encodeJson: (value) => JSON.stringify(value),
+  decodeJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value ?? null)),
+  isUniqueViolation: (error) =>
+    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE',
+  // SQLite's LIKE already ignores ASCII case.
+  likeInsensitive: (_eb, expr, pattern) => sql<SqlBool>`${expr} like ${pattern} escape '\\'`,
+};
+
+export const postgresTraits: DialectTraits = {
+  name: 'postgres',
+  addIdColumn: (table) =>
+    table.addColumn('id', 'bigint', (c: ColumnDefinitionBuilder) => c.primaryKey().generatedByDefaultAsIdentity()),
+  foreignKeyType: 'bigint',
+  timestampType: sql`timestamp(3) with time zone`,
+  booleanType: 'boolean',
+  jsonType: 'jsonb',
+  encodeBoolean: (value) => value,
+  decodeBoolean: (value) => (value === null || value === undefined ? null : Boolean(value)),
+  encodeTimestamp: isoMillis,
+  decodeTimestamp: (value) => {
+    if (value === null || value === undefined) return null;
+    return value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString();
+  },
+  encodeJson: (value) => JSON.stringify(value),
+  decodeJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value ?? null)),
+  isUniqueViolation: (error) =>
+    typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505',
+  likeInsensitive: (_eb, expr, pattern) => sql<SqlBool>`${expr} ilike ${pattern} escape '\\'`,
+};
+
+export function traitsFor(name: DialectName): DialectTraits {
+  return name === 'sqlite' ? sqliteTraits : postgresTraits;
+}

@@ -1,0 +1,23 @@
+// The one append-only list of migrations, run in this order on both databases.
+// Never edit a migration that has shipped: add a new one at the end.
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import type { DialectTraits } from '../dialect-traits.js';
+import { foundation } from './0001_foundation.js';
+
+export interface AppMigration {
+  name: string;
+  up(db: Kysely<unknown>, traits: DialectTraits): Promise<void>;
+}
+
+export const MIGRATIONS: readonly AppMigration[] = [foundation];
+
+/** Hands the list to Kysely's Migrator, binding each migration to the dialect's traits. */
+export function migrationProvider(traits: DialectTraits, migrations = MIGRATIONS): MigrationProvider {
+  return {
+    async getMigrations() {
+      const byName: Record<string, Migration> = {};
+      for (const m of migrations) byName[m.name] = { up: (db) => m.up(db, traits) };
+      return byName;
+    },
+  };
+}

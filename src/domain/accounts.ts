@@ -1,0 +1,234 @@
+// Administration of tenants and credentials: accounts, users and their site access, sites and
+// API keys. Used by the CLI and by tests; the HTTP API itself never creates these.
+import type { DatabaseHandle } from '../db/connect.js';
+import { PERMISSION_NAMES } from '../auth/permissions.js';
+import { isUserRole, reachesEverySite, USER_ROLES } from '../auth/roles.js';
+import { newClientId, newClientSecret, sha256Hex } from '../auth/secrets.js';
+
+/** A problem the caller can fix (bad name, duplicate email, unknown id). */
+export class AdminError extends Error {
+  override name = 'AdminError';
+}
+
+export interface Clock {
+  now: () => Date;
+}
+
+const systemClock: Clock = { now: () => new Date() };
+
+function stamp(handle: DatabaseHandle, clock: Clock) {
+  const at = handle.traits.encodeTimestamp(clock.now());
+  return { created_at: at, updated_at: at };
+}
+
+async function uniqueOrExplain<T>(handle: DatabaseHandle, what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (handle.traits.isUniqueViolation(error)) throw new AdminError(`${what} is already taken`);
+    throw error;
+  }
+}
+
+export async function createAccount(handle: DatabaseHandle, input: { name: string }, clock = systemClock): Promise<number> {
+  const name = input.name.trim();
+  if (name === '') throw new AdminError('an account needs a name');
+  const row = await handle.db
+    .insertInto('accounts')
+    .values({ name, ...stamp(handle, clock) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return Number(row.id);
+}
+
+export async function createSite(
+  handle: DatabaseHandle,
+  input: { accountId: number; title: string; subdomain: string },
+  clock = systemClock,
+): Promise<number> {
+  const title = input.title.trim();
+  const subdomain = input.subdomain.trim().toLowerCase();
+  if (title === '') throw new AdminError('a site needs a title');
+  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(subdomain)) {
+    throw new AdminError(`subdomain ${JSON.stringify(input.subdomain)} must be letters, digits and inner hyphens`);
+  }
+  await requireAccount(handle, input.accountId);
+  return uniqueOrExplain(handle, `subdomain ${subdomain}`, async () => {
+    const row = await handle.db
+      .insertInto('sites')
+      .values({ account_id: input.accountId, title, subdomain, ...stamp(handle, clock) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return Number(row.id);
+  });
+}
+
+export async function createUser(
+  handle: DatabaseHandle,
+  input: { accountId: number; name: string; email: string; role: string; siteIds?: number[] },
+  clock = systemClock,
+): Promise<number> {
+  const name = input.name.trim();
+  const email = input.email.trim().toLowerCase();
+  if (name === '') throw new AdminError('a user needs a name');
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new AdminError(`${JSON.stringify(input.email)} is not an email address`);
+  if (!isUserRole(input.role)) throw new AdminError(`role must be one of ${USER_ROLES.join(', ')}`);
+  await requireAccount(handle, input.accountId);
+  const siteIds = input.siteIds ?? [];
+  if (siteIds.length > 0) {
+    const found = await handle.db
+      .selectFrom('sites')
+      .select('id')
+      .where('account_id', '=', input.accountId)
+      .where('id', 'in', siteIds)
+      .execute();
+    const foundIds = new Set(found.map((s) => Number(s.id)));
+    const missing = siteIds.filter((id) => !foundIds.has(id));
+    if (missing.length > 0) throw new AdminError(`no site ${missing.join(', ')} in account ${input.accountId}`);
+  }
+  return uniqueOrExplain(handle, `email ${email}`, () =>
+    handle.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('users')
+        .values({ account_id: input.accountId, name, email, role: input.role, ...stamp(handle, clock) })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const userId = Number(row.id);
+      if (!reachesEverySite(input.role) && siteIds.length > 0) {
+        const created_at = handle.traits.encodeTimestamp(clock.now());
+        await trx
+          .insertInto('user_sites')
+          .values(siteIds.map((site_id) => ({ user_id: userId, site_id, created_at })))
+          .execute();
+      }
+      return userId;
+    }),
+  );
+}
+
+export interface CreatedApiKey {
+  id: number;
+  name: string;
+  userId: number;
+  accountId: number;
+  clientId: string;
+  /** Shown once; only its hash is stored. */
+  clientSecret: string;
+  permissions: string[];
+}
+
+export async function createApiKey(
+  handle: DatabaseHandle,
+  input: { userId: number; name: string; permissions: readonly string[] },
+  clock = systemClock,
+): Promise<CreatedApiKey> {
+  const name = input.name.trim();
+  if (name === '') throw new AdminError('an API key needs a name');
+  const unknown = input.permissions.filter((p) => !PERMISSION_NAMES.includes(p));
+  if (unknown.length > 0) throw new AdminError(`unknown permission(s) ${unknown.join(', ')}`);
+  const user = await handle.db.selectFrom('users').select(['id', 'account_id']).where('id', '=', input.userId).executeTakeFirst();
+  if (!user) throw new AdminError(`no user ${input.userId}`);
+  const clientId = newClientId();
+  const clientSecret = newClientSecret();
+  const permissions = [...new Set(input.permissions)].sort();
+  const row = await handle.db
+    .insertInto('api_keys')
+    .values({
+      account_id: user.account_id,
+      user_id: input.userId,
+      name,
+      client_id: clientId,
+      secret_hash: sha256Hex(clientSecret),
+      permissions: JSON.stringify(permissions),
+      rotated_at: null,
+      ...stamp(handle, clock),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return {
+    id: Number(row.id),
+    name,
+    userId: input.userId,
+    accountId: Number(user.account_id),
+    clientId,
+    clientSecret,
+    permissions,
+  };
+}
+
+export interface ApiKeySummary {
+  id: number;
+  name: string;
+  client_id: string;
+  user_id: number;
+  account_id: number;
+  permissions: string[];
+  created_at: string;
+  rotated_at: string | null;
+}
+
+export async function listApiKeys(handle: DatabaseHandle, filter: { accountId?: number } = {}): Promise<ApiKeySummary[]> {
+  let q = handle.db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'client_id', 'user_id', 'account_id', 'permissions', 'created_at', 'rotated_at'])
+    .orderBy('id');
+  if (filter.accountId !== undefined) q = q.where('account_id', '=', filter.accountId);
+  const rows = await q.execute();
+  return rows.map((r) => ({
+    id: Number(r.id),
+    name: r.name,
+    client_id: r.client_id,
+    user_id: Number(r.user_id),
+    account_id: Number(r.account_id),
+    permissions: JSON.parse(r.permissions) as string[],
+    created_at: handle.traits.decodeTimestamp(r.created_at) ?? '',
+    rotated_at: handle.traits.decodeTimestamp(r.rotated_at),
+  }));
+}
+
+/** Finds a key by numeric id or client_id. */
+async function requireKey(handle: DatabaseHandle, ref: string): Promise<{ id: number; client_id: string }> {
+  const byId = /^\d+$/.test(ref);
+  const row = await handle.db
+    .selectFrom('api_keys')
+    .select(['id', 'client_id'])
+    .where(byId ? 'id' : 'client_id', '=', byId ? Number(ref) : ref)
+    .executeTakeFirst();
+  if (!row) throw new AdminError(`no API key ${ref}`);
+  return { id: Number(row.id), client_id: row.client_id };
+}
+
+/** Gives the key a new secret and revokes every token granted with the old one, in one transaction. */
+export async function rotateApiKey(
+  handle: DatabaseHandle,
+  ref: string,
+  clock = systemClock,
+): Promise<{ id: number; clientId: string; clientSecret: string }> {
+  const key = await requireKey(handle, ref);
+  const clientSecret = newClientSecret();
+  const at = handle.traits.encodeTimestamp(clock.now());
+  await handle.db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('api_keys')
+      .set({ secret_hash: sha256Hex(clientSecret), rotated_at: at, updated_at: at })
+      .where('id', '=', key.id)
+      .execute();
+    await trx.updateTable('oauth_grants').set({ revoked_at: at }).where('api_key_id', '=', key.id).where('revoked_at', 'is', null).execute();
+  });
+  return { id: key.id, clientId: key.client_id, clientSecret };
+}
+
+/** Deletes the key; its grants go with it (foreign key cascade), so its tokens stop at once. */
+export async function deleteApiKey(handle: DatabaseHandle, ref: string): Promise<{ id: number; clientId: string }> {
+  const key = await requireKey(handle, ref);
+  await handle.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('oauth_grants').where('api_key_id', '=', key.id).execute();
+    await trx.deleteFrom('api_keys').where('id', '=', key.id).execute();
+  });
+  return { id: key.id, clientId: key.client_id };
+}
+
+async function requireAccount(handle: DatabaseHandle, accountId: number): Promise<void> {
+  const found = await handle.db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+  if (!found) throw new AdminError(`no account ${accountId}`);
+}

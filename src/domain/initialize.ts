@@ -1,0 +1,60 @@
+// `sitebiz init`: make sure there is an account with an owner and a site, then hand out a new
+// API key with every permission. Also what `serve` runs on a database with no account.
+import type { DatabaseHandle } from '../db/connect.js';
+import { PERMISSION_NAMES } from '../auth/permissions.js';
+import { DEMO_ACCOUNT, seedDemoData } from '../demo/seed.js';
+import { createAccount, createApiKey, createSite, createUser, type Clock } from './accounts.js';
+
+export interface InitResult {
+  account_id: string;
+  user_id: string;
+  site_id: string;
+  client_id: string;
+  client_secret: string;
+  base_url: string;
+  /** Whether this run created the account (false: it existed and only a key was added). */
+  created: boolean;
+}
+
+export async function initialize(
+  handle: DatabaseHandle,
+  options: { demo: boolean; baseUrl: string; clock?: Clock },
+): Promise<InitResult> {
+  const clock = options.clock ?? { now: () => new Date() };
+  const { db } = handle;
+  let created = false;
+  let account = await db.selectFrom('accounts').select('id').orderBy('id').executeTakeFirst();
+  let accountId: number;
+  if (!account) {
+    created = true;
+    const names = options.demo ? DEMO_ACCOUNT : { account: 'My Account', owner: 'Account Owner', email: 'owner@example.com', site: 'My Site', subdomain: 'my-site' };
+    accountId = await createAccount(handle, { name: names.account }, clock);
+    await createUser(handle, { accountId, name: names.owner, email: names.email, role: 'owner' }, clock);
+    const siteId = await createSite(handle, { accountId, title: names.site, subdomain: names.subdomain }, clock);
+    if (options.demo) await seedDemoData(handle, { accountId, siteId }, clock);
+    account = { id: accountId };
+  }
+  accountId = Number(account.id);
+  const owner = await db
+    .selectFrom('users')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('role', '=', 'owner')
+    .orderBy('id')
+    .executeTakeFirstOrThrow();
+  const site = await db.selectFrom('sites').select('id').where('account_id', '=', accountId).orderBy('id').executeTakeFirstOrThrow();
+  const key = await createApiKey(
+    handle,
+    { userId: Number(owner.id), name: `init ${clock.now().toISOString()}`, permissions: PERMISSION_NAMES },
+    clock,
+  );
+  return {
+    account_id: String(accountId),
+    user_id: String(owner.id),
+    site_id: String(site.id),
+    client_id: key.clientId,
+    client_secret: key.clientSecret,
+    base_url: options.baseUrl,
+    created,
+  };
+}

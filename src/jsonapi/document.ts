@@ -1,0 +1,88 @@
+// Stage 4: rows become JSON:API documents. Attribute values pass through the codecs; links are
+// full URLs from PUBLIC_URL.
+import type { DialectTraits } from '../db/dialect-traits.js';
+import { decoderFor, type Decoder } from './codecs.js';
+import { LINKAGE, type IncludedRecord, type LinkedRow } from './executor.js';
+import type { ResourceDefinition } from './resource.js';
+
+export interface ResourceIdentifier {
+  type: string;
+  id: string;
+}
+
+export interface ResourceObject {
+  id: string;
+  type: string;
+  attributes: Record<string, unknown>;
+  relationships?: Record<string, { data?: ResourceIdentifier | ResourceIdentifier[] | null; links?: Record<string, string> }>;
+  links?: { self: string };
+}
+
+type AttributeRenderer = Array<[name: string, read: (row: LinkedRow) => unknown]>;
+
+export class DocumentRenderer {
+  /** Attribute readers per type and sparse fieldset, built once and reused by every request. */
+  private readonly renderers = new Map<string, AttributeRenderer>();
+
+  constructor(
+    private readonly baseUrl: string,
+    private readonly traits: DialectTraits,
+  ) {}
+
+  resourceUrl(resource: ResourceDefinition, id: string): string {
+    return `${this.baseUrl}/v1/${resource.type}/${id}`;
+  }
+
+  resourceObject(resource: ResourceDefinition, row: LinkedRow, fields: ReadonlySet<string> | undefined): ResourceObject {
+    const id = String(row.id);
+    const attributes: Record<string, unknown> = {};
+    for (const [name, read] of this.attributeRenderer(resource, fields)) attributes[name] = read(row);
+    const object: ResourceObject = { id, type: resource.type, attributes };
+
+    const linkage = row[LINKAGE];
+    let relationships: ResourceObject['relationships'];
+    for (const [name, relationship] of Object.entries(resource.relationships)) {
+      let member: NonNullable<ResourceObject['relationships']>[string] | undefined;
+      if (relationship.kind === 'to-one') {
+        const fk = row[relationship.foreignKey];
+        member = { data: fk === null || fk === undefined ? null : { type: relationship.type, id: String(fk) } };
+      } else {
+        const ids = linkage?.get(name);
+        if (ids) member = { data: ids.map((target) => ({ type: relationship.type, id: target })) };
+      }
+      if (relationship.links) {
+        const self = this.resourceUrl(resource, id);
+        member = { ...member, links: { self: `${self}/relationships/${name}`, related: `${self}/${name}` } };
+      }
+      if (member) (relationships ??= {})[name] = member;
+    }
+    if (relationships) object.relationships = relationships;
+    if (resource.routes.show) object.links = { self: this.resourceUrl(resource, id) };
+    return object;
+  }
+
+  includedObjects(included: IncludedRecord[], fieldsByType: Map<string, ReadonlySet<string>>): ResourceObject[] {
+    return included.map(({ resource, row }) => this.resourceObject(resource, row, fieldsByType.get(resource.type)));
+  }
+
+  private attributeRenderer(resource: ResourceDefinition, fields: ReadonlySet<string> | undefined): AttributeRenderer {
+    const key = fields ? `${resource.type}|${[...fields].join(',')}` : resource.type;
+    let renderer = this.renderers.get(key);
+    if (renderer) return renderer;
+    renderer = [];
+    for (const [name, a] of Object.entries(resource.attributes)) {
+      if (fields && !fields.has(name)) continue;
+      if (a.compute) {
+        const compute = a.compute.value;
+        renderer.push([name, (row) => compute(row)]);
+      } else {
+        const decode: Decoder = decoderFor(a.type, this.traits);
+        const column = a.column;
+        renderer.push([name, (row) => decode(row[column])]);
+      }
+    }
+    // Sparse fieldsets come from clients: keep the cache from growing without bound.
+    if (this.renderers.size < 1000) this.renderers.set(key, renderer);
+    return renderer;
+  }
+}

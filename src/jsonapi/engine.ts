@@ -1,0 +1,91 @@
+// The JSON:API engine: parse → plan → execute → render, for any declared resource.
+import type { Kysely } from 'kysely';
+import type { Principal } from '../auth/principal.js';
+import type { DialectTraits } from '../db/dialect-traits.js';
+import { DocumentRenderer, type ResourceObject } from './document.js';
+import { notFound } from './errors.js';
+import { Executor } from './executor.js';
+import { pageLinks, queryString, type PageLinks } from './links.js';
+import { parseIdValue, planList, planShow, type PlanOptions } from './planner.js';
+import { parseQueryString } from './query-parser.js';
+import type { Registry } from './registry.js';
+import type { ResourceDefinition } from './resource.js';
+
+export interface EngineOptions {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  db: Kysely<any>;
+  traits: DialectTraits;
+  registry: Registry;
+  publicUrl: string;
+  ignoreUnknownFilters: boolean;
+  now: () => Date;
+}
+
+export interface ListDocument {
+  data: ResourceObject[];
+  included?: ResourceObject[];
+  links: PageLinks;
+  meta: { total_pages: number; total_count: number; current_page: number };
+}
+
+export interface ShowDocument {
+  data: ResourceObject;
+  included?: ResourceObject[];
+  links: { self: string; current: string };
+}
+
+export class JsonApiEngine {
+  readonly registry: Registry;
+  private readonly executor: Executor;
+  private readonly renderer: DocumentRenderer;
+
+  constructor(private readonly options: EngineOptions) {
+    this.registry = options.registry;
+    this.executor = new Executor(options.db, options.traits);
+    this.renderer = new DocumentRenderer(options.publicUrl, options.traits);
+  }
+
+  /** `GET /v1/<type>`; `rawQuery` is the request's query string without `?`. */
+  async list(resource: ResourceDefinition, rawQuery: string, principal: Principal): Promise<ListDocument> {
+    const query = parseQueryString(rawQuery);
+    const plan = planList(resource, query, this.planOptions(principal));
+    const result = await this.executor.list(plan);
+    const fields = plan.fields.get(resource.type);
+    const totalPages = Math.ceil(result.totalCount / plan.page.size);
+    const doc: ListDocument = {
+      data: result.rows.map((row) => this.renderer.resourceObject(resource, row, fields)),
+      links: pageLinks(`${this.options.publicUrl}/v1/${resource.type}`, query, plan.page, totalPages),
+      meta: { total_pages: totalPages, total_count: result.totalCount, current_page: plan.page.number },
+    };
+    if (plan.includes.length > 0) doc.included = this.renderer.includedObjects(result.included, plan.fields);
+    return doc;
+  }
+
+  /**
+   * `GET /v1/<type>/<id>`. Records outside the principal's tenancy answer 404 exactly like
+   * records that do not exist. `path` is the URL path the document was asked for, for `current`.
+   */
+  async show(resource: ResourceDefinition, rawId: string, rawQuery: string, principal: Principal, path?: string): Promise<ShowDocument> {
+    const query = parseQueryString(rawQuery);
+    const plan = planShow(resource, query, this.planOptions(principal));
+    const id = parseIdValue(rawId);
+    const result = id === undefined ? undefined : await this.executor.show(plan, id);
+    const row = result?.rows[0];
+    if (!result || !row) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
+    const data = this.renderer.resourceObject(resource, row, plan.fields.get(resource.type));
+    const self = path ? `${this.options.publicUrl}${path}` : this.renderer.resourceUrl(resource, data.id);
+    const doc: ShowDocument = { data, links: { self, current: `${self}${queryString(query.pairs)}` } };
+    if (plan.includes.length > 0) doc.included = this.renderer.includedObjects(result.included, plan.fields);
+    return doc;
+  }
+
+  private planOptions(principal: Principal): PlanOptions {
+    return {
+      registry: this.registry,
+      traits: this.options.traits,
+      now: this.options.now(),
+      principal,
+      ignoreUnknownFilters: this.options.ignoreUnknownFilters,
+    };
+  }
+}

@@ -1,0 +1,72 @@
+// Errors are values: a stable code, an HTTP status, a title, a detail and a source. One error
+// handler (jsonapi/error-handler.ts) renders them; nothing else writes error bodies.
+
+export interface ErrorSource {
+  /** JSON Pointer to the offending member of the request document. */
+  pointer?: string;
+  /** Name of the offending query parameter. */
+  parameter?: string;
+  /** Name of the offending request header. */
+  header?: string;
+}
+
+export interface ErrorObject {
+  status: string;
+  code: string;
+  title: string;
+  detail: string;
+  source?: ErrorSource;
+}
+
+export class ApiError extends Error {
+  readonly errors: ErrorObject[];
+  readonly status: number;
+  /** Extra response headers (WWW-Authenticate, Allow). */
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, errors: Omit<ErrorObject, 'status'>[], headers: Record<string, string> = {}) {
+    super(errors.map((e) => e.detail).join('; '));
+    this.name = 'ApiError';
+    this.status = status;
+    this.errors = errors.map((e) => ({ status: String(status), ...e }));
+    this.headers = headers;
+  }
+
+  toDocument(): { errors: ErrorObject[] } {
+    return { errors: this.errors };
+  }
+}
+
+const one = (status: number, code: string, title: string, detail: string, source?: ErrorSource) =>
+  new ApiError(status, [source ? { code, title, detail, source } : { code, title, detail }]);
+
+export const badRequest = (code: string, detail: string, source?: ErrorSource) =>
+  one(400, code, 'Bad Request', detail, source);
+
+export const invalidParameter = (parameter: string, detail: string) =>
+  one(400, 'invalid_parameter', 'Invalid Query Parameter', detail, { parameter });
+
+export const unauthorized = (detail: string, wwwAuthenticate: string) =>
+  new ApiError(401, [{ code: 'unauthorized', title: 'Unauthorized', detail }], {
+    'www-authenticate': wwwAuthenticate,
+  });
+
+export const forbidden = (detail: string) => one(403, 'forbidden', 'Forbidden', detail);
+
+export const notFound = (detail: string, source?: ErrorSource) => one(404, 'not_found', 'Not Found', detail, source);
+
+export const methodNotAllowed = (method: string, path: string, allowed: string[]) =>
+  new ApiError(
+    405,
+    [{ code: 'method_not_allowed', title: 'Method Not Allowed', detail: `${method} is not allowed on ${path}; use ${allowed.join(', ')}` }],
+    { allow: allowed.join(', ') },
+  );
+
+export const unsupportedMediaType = (detail: string) =>
+  one(415, 'unsupported_media_type', 'Unsupported Media Type', detail, { header: 'Content-Type' });
+
+export const payloadTooLarge = (limit: number) =>
+  one(413, 'payload_too_large', 'Payload Too Large', `The request body is larger than the limit of ${limit} bytes`);
+
+export const internalError = () =>
+  one(500, 'internal_error', 'Internal Server Error', 'The server could not complete the request; it has been logged');

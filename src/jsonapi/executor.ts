@@ -1,0 +1,322 @@
+// Stage 3: a plan becomes SQL. Only this file and the declarations' own lambdas build queries.
+// Identifiers come from the registry; values are bound parameters.
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { DialectTraits } from '../db/dialect-traits.js';
+import type { ConditionBuilder, IncludeNode, ListPlan, ReadPlan } from './planner.js';
+import type { AnyEB, Condition, RelationshipDef, ResourceDefinition } from './resource.js';
+import { parseSortValue } from './registry.js';
+
+export type Row = Record<string, unknown>;
+
+/** To-many linkage loaded for a row: relationship name → target ids, in order. */
+export const LINKAGE = Symbol('linkage');
+export type LinkedRow = Row & { [LINKAGE]?: Map<string, string[]> };
+
+export interface IncludedRecord {
+  resource: ResourceDefinition;
+  row: LinkedRow;
+}
+
+export interface ReadResult {
+  rows: LinkedRow[];
+  /** Included records in discovery order, without the primary records. */
+  included: IncludedRecord[];
+}
+
+export interface ListResult extends ReadResult {
+  totalCount: number;
+}
+
+// An IN list of ids is split above this many values (well under both databases' parameter limits).
+const IN_CHUNK = 5000;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyDb = Kysely<any>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnySelect = SelectQueryBuilder<any, any, any>;
+
+export class Executor {
+  constructor(
+    private readonly db: AnyDb,
+    private readonly traits: DialectTraits,
+  ) {}
+
+  async list(plan: ListPlan): Promise<ListResult> {
+    const { resource, page } = plan;
+    const filtered = (): AnySelect => {
+      let q: AnySelect = this.db.selectFrom(resource.table);
+      q = q.where(this.tenancyCondition(resource, plan));
+      for (const condition of plan.conditions) q = q.where(condition);
+      return q;
+    };
+    const offset = (page.number - 1) * page.size;
+    let q = filtered().select(this.columnsFor(resource, plan.fields.get(resource.type)));
+    q = this.applySort(q, resource, plan.sort.name, plan.sort.descending, plan);
+    const rows = (await q.limit(page.size).offset(offset).execute()) as LinkedRow[];
+
+    // The page itself often tells the total: a short, non-empty page is the last one, and a short
+    // first page is everything. Only a full page or an empty page past the first needs COUNT(*).
+    let totalCount: number;
+    if (rows.length > 0 && rows.length < page.size) totalCount = offset + rows.length;
+    else if (rows.length === 0 && page.number === 1) totalCount = 0;
+    else {
+      const counted = await filtered()
+        .select((eb) => eb.fn.countAll().as('count'))
+        .executeTakeFirstOrThrow();
+      totalCount = Number(counted.count);
+    }
+    const included = await this.loadRelated(plan, resource, rows);
+    return { rows, totalCount, included };
+  }
+
+  async show(plan: ReadPlan, id: number): Promise<ReadResult | undefined> {
+    const { resource } = plan;
+    const row = (await this.db
+      .selectFrom(resource.table)
+      .select(this.columnsFor(resource, plan.fields.get(resource.type)))
+      .where(`${resource.table}.id`, '=', id)
+      .where(this.tenancyCondition(resource, plan))
+      .executeTakeFirst()) as LinkedRow | undefined;
+    if (!row) return undefined;
+    const included = await this.loadRelated(plan, resource, [row]);
+    return { rows: [row], included };
+  }
+
+  /** The tenant boundary: records outside it do not exist for this request. */
+  tenancyCondition(resource: ResourceDefinition, plan: ReadPlan): ConditionBuilder {
+    const { tenancy, table } = resource;
+    const siteIds = plan.siteIds;
+    return (eb: AnyEB): Condition => {
+      if (tenancy.kind === 'site') {
+        return siteIds.length === 0 ? sql<boolean>`1 = 0` : eb(`${table}.${tenancy.column}`, 'in', siteIds);
+      }
+      const sameAccount = eb(`${table}.${tenancy.column}`, '=', plan.accountId);
+      if (tenancy.siteColumn === undefined) return sameAccount;
+      const site =
+        siteIds.length === 0 ? sql<boolean>`1 = 0` : eb(`${table}.${tenancy.siteColumn}`, 'in', siteIds);
+      return eb.and([sameAccount, site]);
+    };
+  }
+
+  /** Columns needed to render the given attributes plus every to-one linkage. */
+  private columnsFor(resource: ResourceDefinition, fields: ReadonlySet<string> | undefined): string[] {
+    const columns = new Set<string>(['id']);
+    for (const [name, a] of Object.entries(resource.attributes)) {
+      if (fields && !fields.has(name)) continue;
+      if (a.compute) for (const c of a.compute.columns) columns.add(c);
+      else columns.add(a.column);
+    }
+    for (const r of Object.values(resource.relationships)) {
+      if (r.kind === 'to-one') columns.add(r.foreignKey);
+    }
+    return [...columns].map((c) => `${resource.table}.${c}`);
+  }
+
+  private applySort(q: AnySelect, resource: ResourceDefinition, name: string, descending: boolean, plan: ReadPlan): AnySelect {
+    const direction = descending ? 'desc' : 'asc';
+    if (name !== 'id') {
+      const attribute = resource.attributes[name];
+      const custom = resource.sorts[name];
+      const expression = attribute
+        ? sql.ref(`${resource.table}.${attribute.column}`)
+        : (eb: AnyEB) => custom!(eb, { ...plan.ctx, table: resource.table });
+      const nullable = attribute ? attribute.nullable : true;
+      // Nulls sort as if larger than every value on both databases (PostgreSQL's own rule).
+      q = q.orderBy(expression, (ob) => {
+        const directed = descending ? ob.desc() : ob.asc();
+        return nullable ? (descending ? directed.nullsFirst() : directed.nullsLast()) : directed;
+      });
+    }
+    // The id tiebreaker keeps pages from overlapping or skipping records with equal sort values.
+    return q.orderBy(`${resource.table}.id`, direction);
+  }
+
+  /** Loads includes (one query per edge) and to-many linkage of the primary records. */
+  private async loadRelated(plan: ReadPlan, resource: ResourceDefinition, rows: LinkedRow[]): Promise<IncludedRecord[]> {
+    const store = new IncludedStore();
+    if (rows.length === 0) return [];
+    store.addPrimary(resource, rows);
+    await this.loadIncludeLevel(plan, resource, rows, plan.includes, store);
+    // Linkage of to-many relationships that were not included.
+    const includedNames = new Set(plan.includes.map((n) => n.name));
+    for (const [name, relationship] of Object.entries(resource.relationships)) {
+      if (relationship.kind === 'to-one' || !relationship.linkage || includedNames.has(name)) continue;
+      await this.loadLinkageOnly(plan, name, relationship, rows);
+    }
+    return store.included();
+  }
+
+  private async loadIncludeLevel(
+    plan: ReadPlan,
+    owner: ResourceDefinition,
+    parents: LinkedRow[],
+    nodes: IncludeNode[],
+    store: IncludedStore,
+  ): Promise<void> {
+    for (const node of nodes) {
+      const children = await this.loadEdge(plan, owner, node, parents, store);
+      if (node.children.length > 0 && children.length > 0) {
+        await this.loadIncludeLevel(plan, node.target, children, node.children, store);
+      }
+    }
+  }
+
+  /** One include edge: one query over all parents' keys, then grouped in memory. */
+  private async loadEdge(
+    plan: ReadPlan,
+    owner: ResourceDefinition,
+    node: IncludeNode,
+    parents: LinkedRow[],
+    store: IncludedStore,
+  ): Promise<LinkedRow[]> {
+    const { relationship, target } = node;
+    const columns = this.columnsFor(target, plan.fields.get(target.type));
+    const tenancy = this.tenancyCondition(target, plan);
+    const PARENT = '__parent_id';
+
+    if (relationship.kind === 'to-one') {
+      const ids = unique(parents.map((p) => p[relationship.foreignKey]).filter((v) => v !== null && v !== undefined));
+      if (ids.length === 0) return [];
+      const rows = await this.inChunks(ids, (chunk) =>
+        this.db.selectFrom(target.table).select(columns).where(`${target.table}.id`, 'in', chunk).where(tenancy).execute(),
+      );
+      return store.add(target, rows);
+    }
+
+    const parentIds = unique(parents.map((p) => p.id));
+    let query: (chunk: unknown[]) => Promise<Row[]>;
+    if (relationship.kind === 'to-many') {
+      const fk = `${target.table}.${relationship.foreignKey}`;
+      query = (chunk) =>
+        this.sortedByDefault(
+          this.db.selectFrom(target.table).select(columns).select(`${fk} as ${PARENT}`).where(fk, 'in', chunk).where(tenancy),
+          target,
+          plan,
+        ).execute();
+    } else {
+      const source = `${relationship.through}.${relationship.sourceKey}`;
+      query = (chunk) =>
+        this.sortedByDefault(
+          this.db
+            .selectFrom(target.table)
+            .innerJoin(relationship.through, `${relationship.through}.${relationship.targetKey}`, `${target.table}.id`)
+            .select(columns)
+            .select(`${source} as ${PARENT}`)
+            .where(source, 'in', chunk)
+            .where(tenancy),
+          target,
+          plan,
+        ).execute();
+    }
+    const rows = await this.inChunks(parentIds, query);
+    const byParent = new Map<string, string[]>();
+    for (const row of rows) {
+      const parentKey = String(row[PARENT]);
+      let ids = byParent.get(parentKey);
+      if (!ids) byParent.set(parentKey, (ids = []));
+      ids.push(String(row.id));
+      delete row[PARENT];
+    }
+    for (const parent of parents) setLinkage(parent, node.name, byParent.get(String(parent.id)) ?? []);
+    return store.add(target, rows);
+  }
+
+  /** To-many linkage without the related records: ids only, one query per relationship. */
+  private async loadLinkageOnly(plan: ReadPlan, name: string, relationship: RelationshipDef, parents: LinkedRow[]): Promise<void> {
+    const target = plan.registry.get(relationship.type);
+    const parentIds = unique(parents.map((p) => p.id));
+    const PARENT = '__parent_id';
+    let rows: Row[];
+    if (relationship.kind === 'to-many') {
+      const fk = `${target.table}.${relationship.foreignKey}`;
+      rows = await this.inChunks(parentIds, (chunk) =>
+        this.sortedByDefault(
+          this.db
+            .selectFrom(target.table)
+            .select([`${target.table}.id as id`, `${fk} as ${PARENT}`])
+            .where(fk, 'in', chunk)
+            .where(this.tenancyCondition(target, plan)),
+          target,
+          plan,
+        ).execute(),
+      );
+    } else if (relationship.kind === 'to-many-through') {
+      const source = `${relationship.through}.${relationship.sourceKey}`;
+      rows = await this.inChunks(parentIds, (chunk) =>
+        this.sortedByDefault(
+          this.db
+            .selectFrom(target.table)
+            .innerJoin(relationship.through, `${relationship.through}.${relationship.targetKey}`, `${target.table}.id`)
+            .select([`${target.table}.id as id`, `${source} as ${PARENT}`])
+            .where(source, 'in', chunk)
+            .where(this.tenancyCondition(target, plan)),
+          target,
+          plan,
+        ).execute(),
+      );
+    } else return;
+    const byParent = new Map<string, string[]>();
+    for (const row of rows) {
+      const key = String(row[PARENT]);
+      let ids = byParent.get(key);
+      if (!ids) byParent.set(key, (ids = []));
+      ids.push(String(row.id));
+    }
+    for (const parent of parents) setLinkage(parent, name, byParent.get(String(parent.id)) ?? []);
+  }
+
+  private sortedByDefault(q: AnySelect, target: ResourceDefinition, plan: ReadPlan): AnySelect {
+    const { name, descending } = parseSortValue(target.defaultSort);
+    return this.applySort(q, target, name, descending, plan);
+  }
+
+  private async inChunks(values: unknown[], run: (chunk: unknown[]) => Promise<Row[]>): Promise<Row[]> {
+    if (values.length <= IN_CHUNK) return run(values);
+    const out: Row[] = [];
+    for (let i = 0; i < values.length; i += IN_CHUNK) out.push(...(await run(values.slice(i, i + IN_CHUNK))));
+    return out;
+  }
+
+  get dialect(): DialectTraits {
+    return this.traits;
+  }
+}
+
+function unique(values: unknown[]): unknown[] {
+  return [...new Set(values.map((v) => (typeof v === 'string' ? Number(v) : v)))];
+}
+
+function setLinkage(row: LinkedRow, name: string, ids: string[]): void {
+  let map = row[LINKAGE];
+  if (!map) row[LINKAGE] = map = new Map();
+  map.set(name, ids);
+}
+
+/**
+ * The `included` member: each record once, never a primary record. When a record is reached
+ * twice, the first row object stays canonical so linkage set on it later is not lost.
+ */
+class IncludedStore {
+  private readonly records = new Map<string, IncludedRecord & { primary: boolean }>();
+
+  addPrimary(resource: ResourceDefinition, rows: LinkedRow[]): void {
+    for (const row of rows) this.records.set(`${resource.type}:${String(row.id)}`, { resource, row, primary: true });
+  }
+
+  /** Adds rows and returns their canonical objects. */
+  add(resource: ResourceDefinition, rows: Row[]): LinkedRow[] {
+    return rows.map((row) => {
+      const key = `${resource.type}:${String(row.id)}`;
+      const existing = this.records.get(key);
+      if (existing) return existing.row;
+      this.records.set(key, { resource, row, primary: false });
+      return row;
+    });
+  }
+
+  included(): IncludedRecord[] {
+    const out: IncludedRecord[] = [];
+    for (const r of this.records.values()) if (!r.primary) out.push({ resource: r.resource, row: r.row });
+    return out;
+  }
+}

@@ -1,0 +1,152 @@
+// The HTTP edge of the API: media types, body parsing, the one error handler, 404 and 405.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  ApiError,
+  badRequest,
+  internalError,
+  methodNotAllowed,
+  notFound,
+  payloadTooLarge,
+  unsupportedMediaType,
+} from './errors.js';
+
+export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json';
+
+/** Routes say how their errors are written: JSON:API documents, or RFC 6749 OAuth errors. */
+export type ErrorFormat = 'jsonapi' | 'oauth';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    errorFormat?: ErrorFormat;
+    /** Set on the generated 405 routes: the methods the path does allow. */
+    allowedMethods?: string[];
+  }
+}
+
+/** JSON bodies: `application/vnd.api+json` and `application/json`; every other type is a 415. */
+export function acceptJsonBodies(instance: FastifyInstance): void {
+  instance.removeAllContentTypeParsers();
+  const parseJson = (_req: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => {
+    if (body.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(body));
+    } catch {
+      done(badRequest('malformed_json', 'The request body is not valid JSON'));
+    }
+  };
+  instance.addContentTypeParser(JSONAPI_MEDIA_TYPE, { parseAs: 'string' }, (req, body, done) => {
+    // JSON:API 1.1: only the ext and profile media type parameters are allowed.
+    const params = String(req.headers['content-type'] ?? '')
+      .split(';')
+      .slice(1)
+      .map((p) => p.trim().split('=')[0]?.toLowerCase())
+      .filter((p) => p && p !== 'ext' && p !== 'profile' && p !== 'charset');
+    if (params.length > 0) return done(unsupportedMediaType(`${JSONAPI_MEDIA_TYPE} takes no media type parameter ${params.join(', ')}`));
+    parseJson(req, body as string, done);
+  });
+  instance.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => parseJson(req, body as string, done));
+}
+
+/** Form bodies for the OAuth endpoints (JSON is accepted too). */
+export function acceptFormBodies(instance: FastifyInstance): void {
+  acceptJsonBodies(instance);
+  instance.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    const params = new URLSearchParams(body as string);
+    const out: Record<string, string> = {};
+    for (const [k, v] of params) {
+      // RFC 6749 §3.1: a parameter must not be sent more than once.
+      if (k in out) return done(badRequest('invalid_request', `The parameter ${k} is given more than once`));
+      out[k] = v;
+    }
+    done(null, out);
+  });
+}
+
+/** Turns any thrown error into a clean 4xx/5xx body; never a stack trace. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    const format = request.routeOptions.config?.errorFormat ?? 'jsonapi';
+    return sendError(reply, apiError, format);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url;
+    return sendError(reply, notFound(`No route ${request.method} ${path}`), 'jsonapi');
+  });
+}
+
+export function sendError(reply: FastifyReply, error: ApiError, format: ErrorFormat): FastifyReply {
+  reply.code(error.status).headers(error.headers);
+  if (format === 'oauth') {
+    const first = error.errors[0];
+    const code = first?.code && OAUTH_CODES.has(first.code) ? first.code : error.status === 401 ? 'invalid_token' : 'invalid_request';
+    return reply.type('application/json').header('cache-control', 'no-store').send({ error: code, error_description: first?.detail });
+  }
+  return reply.type(JSONAPI_MEDIA_TYPE).send(error.toDocument());
+}
+
+const OAUTH_CODES = new Set([
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'invalid_token',
+]);
+
+function toApiError(error: FastifyError | ApiError): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as FastifyError;
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return unsupportedMediaType(
+        `Content-Type ${JSON.stringify(String(fastifyError.message).replace(/^Unsupported Media Type: ?/, '') || 'missing')} is not accepted; send ${JSONAPI_MEDIA_TYPE}`,
+      );
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return payloadTooLarge(Number((fastifyError as { limit?: number }).limit ?? 0) || 0);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return badRequest('empty_body', 'The request body is empty');
+  }
+  const status = fastifyError.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return new ApiError(status, [{ code: 'bad_request', title: 'Bad Request', detail: fastifyError.message }]);
+  }
+  return internalError();
+}
+
+/**
+ * JSON:API wants a 405 (with Allow) for a known path and an unknown method. Fastify answers 404,
+ * so every route is tracked, and once all are known (call the returned function after the last
+ * route plugin is registered) each path gets a route for the methods it lacks.
+ */
+export function trackRoutesForMethodNotAllowed(app: FastifyInstance): () => void {
+  const byUrl = new Map<string, { methods: Set<string>; errorFormat: ErrorFormat }>();
+  app.addHook('onRoute', (route) => {
+    if (route.config?.allowedMethods) return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    let entry = byUrl.get(route.url);
+    if (!entry) byUrl.set(route.url, (entry = { methods: new Set(), errorFormat: route.config?.errorFormat ?? 'jsonapi' }));
+    for (const m of methods) entry.methods.add(m);
+  });
+  return () => app.register(async (last) => {
+    for (const [url, { methods, errorFormat }] of byUrl) {
+      if (url.includes('*')) continue;
+      const missing = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !methods.has(m) && !(m === 'GET' && methods.has('HEAD')));
+      if (missing.length === 0) continue;
+      const allowed = [...methods].sort();
+      last.route({
+        method: missing,
+        url,
+        config: { allowedMethods: allowed, errorFormat },
+        schema: { hide: true },
+        handler: async (request) => {
+          throw methodNotAllowed(request.method, url, allowed);
+        },
+      });
+    }
+  });
+}

@@ -1,0 +1,307 @@
+// Stage 2: a ParsedQuery is resolved against the registry into a plan. Every name is checked
+// here (sort keys, fields, include paths, filters, page numbers) so that execution only ever sees
+// allow-listed identifiers and coerced values. Nothing here touches the database.
+import type { Principal } from '../auth/principal.js';
+import type { DialectTraits } from '../db/dialect-traits.js';
+import { forbidden, invalidParameter, notFound } from './errors.js';
+import { parseBoolean, parsePredicateValue, predicateCondition, SUFFIXES_LONGEST_FIRST } from './predicates.js';
+import { splitList, type ParsedQuery } from './query-parser.js';
+import { parseSortValue, type Registry } from './registry.js';
+import type {
+  AnyEB,
+  AttributeDef,
+  Condition,
+  FilterValueKind,
+  NamedFilterDef,
+  QueryContext,
+  RelationshipDef,
+  ResourceDefinition,
+} from './resource.js';
+
+export const DEFAULT_PAGE_SIZE = 25;
+export const MAX_PAGE_SIZE = 100;
+const MAX_INCLUDE_DEPTH = 3;
+
+export type ConditionBuilder = (eb: AnyEB) => Condition;
+
+export interface IncludeNode {
+  /** Dotted path from the primary resource, e.g. `lessons.media`. */
+  path: string;
+  name: string;
+  relationship: RelationshipDef;
+  target: ResourceDefinition;
+  children: IncludeNode[];
+}
+
+export interface PlanOptions {
+  registry: Registry;
+  traits: DialectTraits;
+  now: Date;
+  principal: Principal;
+  ignoreUnknownFilters: boolean;
+}
+
+/** What both list and show need: sparse fields, includes and the tenant scope. */
+export interface ReadPlan {
+  resource: ResourceDefinition;
+  /** Attribute names to render per type; a type absent from the map renders every attribute. */
+  fields: Map<string, ReadonlySet<string>>;
+  includes: IncludeNode[];
+  /** Site ids the request may see, applied to the primary data and to every include. */
+  siteIds: readonly number[];
+  accountId: number;
+  ctx: QueryContext;
+  registry: Registry;
+}
+
+export interface ListPlan extends ReadPlan {
+  conditions: ConditionBuilder[];
+  sort: { name: string; descending: boolean };
+  page: { number: number; size: number };
+}
+
+export function planShow(resource: ResourceDefinition, query: ParsedQuery, options: PlanOptions): ReadPlan {
+  for (const key of ['page[number]', 'page[size]', 'sort'] as const) {
+    if (query.pairs.some(([k]) => k === key)) {
+      throw invalidParameter(key, `${key} applies to lists only`);
+    }
+  }
+  const first = query.filters.keys().next();
+  if (!first.done) throw invalidParameter(`filter[${first.value}]`, `filter[${first.value}] applies to lists only`);
+  return planRead(resource, query, options, accessibleSites(options.principal));
+}
+
+export function planList(resource: ResourceDefinition, query: ParsedQuery, options: PlanOptions): ListPlan {
+  const { principal, traits } = options;
+  const base = planRead(resource, query, options, siteScopeForList(resource, query, principal));
+  const ctx = base.ctx;
+  const conditions: ConditionBuilder[] = [];
+
+  for (const [name, raw] of query.filters) {
+    if (name === 'site_id' && resource.tenancy.kind === 'site') continue; // applied through siteIds
+    const parameter = `filter[${name}]`;
+    const named = resource.filters[name];
+    if (named) {
+      const value = coerceFilterValue(named, raw, parameter, options.now);
+      conditions.push((eb) => named.where(eb, value as never, ctx));
+      continue;
+    }
+    const predicate = resolvePredicate(resource, name);
+    if (predicate) {
+      const column = `${resource.table}.${predicate.attribute.column}`;
+      const { attribute, suffix } = predicate;
+      const value = parsePredicateValue(attribute.type, suffix, raw, parameter, traits);
+      conditions.push((eb) => predicateCondition(eb, column, suffix, value, traits));
+      continue;
+    }
+    if (options.ignoreUnknownFilters) continue;
+    throw invalidParameter(parameter, `Unknown filter ${parameter}. Filters of ${resource.type}: ${filterNames(resource).join(', ')}`);
+  }
+
+  const sortValue = query.sort ?? resource.defaultSort;
+  if (query.sort !== undefined) {
+    if (sortValue.includes(',')) throw invalidParameter('sort', 'sort takes one field; prefix it with - for descending order');
+  }
+  const sort = parseSortValue(sortValue.trim());
+  if (!options.registry.isSortable(resource, sort.name)) {
+    throw invalidParameter(
+      'sort',
+      `Unknown sort field ${JSON.stringify(sort.name)} for ${resource.type}; use one of ${options.registry.sortableNames(resource).join(', ')} (prefix - for descending)`,
+    );
+  }
+
+  return { ...base, conditions, sort, page: parsePage(query) };
+}
+
+function planRead(
+  resource: ResourceDefinition,
+  query: ParsedQuery,
+  options: PlanOptions,
+  siteIds: readonly number[],
+): ReadPlan {
+  requirePermission(options.principal, resource);
+  const includes = parseIncludes(resource, query.include, options);
+  const reachable = new Set<string>([resource.type]);
+  const collect = (nodes: IncludeNode[]) => {
+    for (const n of nodes) {
+      reachable.add(n.target.type);
+      collect(n.children);
+    }
+  };
+  collect(includes);
+
+  const fields = new Map<string, ReadonlySet<string>>();
+  for (const [type, raw] of query.fields) {
+    const parameter = `fields[${type}]`;
+    const target = options.registry.find(type);
+    if (!target || !reachable.has(type)) {
+      throw invalidParameter(
+        parameter,
+        `${parameter} names a type that is not in this response; types here: ${[...reachable].join(', ')}`,
+      );
+    }
+    const names = splitList(raw);
+    for (const n of names) {
+      if (!(n in target.attributes)) {
+        throw invalidParameter(parameter, `Unknown field ${JSON.stringify(n)} of ${type}; fields: ${Object.keys(target.attributes).join(', ')}`);
+      }
+    }
+    fields.set(type, new Set(names));
+  }
+  return {
+    resource,
+    fields,
+    includes,
+    siteIds,
+    accountId: options.principal.accountId,
+    registry: options.registry,
+    ctx: { traits: options.traits, now: options.now, table: resource.table },
+  };
+}
+
+function requirePermission(principal: Principal, resource: ResourceDefinition, parameter?: string): void {
+  if (resource.readPermission === null || principal.permissions.has(resource.readPermission)) return;
+  const via = parameter ? ` (asked for by ${parameter})` : '';
+  throw forbidden(`Reading ${resource.type}${via} needs the ${resource.readPermission} permission, which this API key does not have`);
+}
+
+function accessibleSites(principal: Principal): readonly number[] {
+  return principal.siteIds;
+}
+
+/** `filter[site_id]` narrows to one accessible site; without it, several sites are ambiguous. */
+function siteScopeForList(resource: ResourceDefinition, query: ParsedQuery, principal: Principal): readonly number[] {
+  if (resource.tenancy.kind !== 'site') return principal.siteIds;
+  const raw = query.filters.get('site_id');
+  if (raw === undefined) {
+    if (principal.siteIds.length > 1) {
+      throw invalidParameter(
+        'filter[site_id]',
+        `filter[site_id] is required: this user can access ${principal.siteIds.length} sites (${principal.siteIds.join(', ')}); name one`,
+      );
+    }
+    return principal.siteIds;
+  }
+  const id = parseIdValue(raw);
+  if (id === undefined || !principal.siteIds.includes(id)) {
+    throw notFound(`Site ${JSON.stringify(raw)} not found`, { parameter: 'filter[site_id]' });
+  }
+  return [id];
+}
+
+export function parseIdValue(raw: string): number | undefined {
+  const t = raw.trim();
+  if (!/^\d{1,15}$/.test(t)) return undefined;
+  return Number(t);
+}
+
+function parsePage(query: ParsedQuery): { number: number; size: number } {
+  const read = (key: 'number' | 'size', fallback: number, max: number): number => {
+    const raw = query.page[key];
+    if (raw === undefined) return fallback;
+    const parameter = `page[${key}]`;
+    if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > max) {
+      throw invalidParameter(parameter, `${parameter} must be a whole number from 1 to ${max}, got ${JSON.stringify(raw)}`);
+    }
+    return Number(raw);
+  };
+  return { number: read('number', 1, 1_000_000), size: read('size', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) };
+}
+
+function parseIncludes(resource: ResourceDefinition, raw: string | undefined, options: PlanOptions): IncludeNode[] {
+  if (raw === undefined) return [];
+  const roots: IncludeNode[] = [];
+  for (const path of splitList(raw)) {
+    const segments = path.split('.');
+    if (segments.length > MAX_INCLUDE_DEPTH) {
+      throw invalidParameter('include', `Include path ${path} is deeper than ${MAX_INCLUDE_DEPTH} relationships`);
+    }
+    let owner = resource;
+    let level = roots;
+    let walked = '';
+    for (const name of segments) {
+      walked = walked ? `${walked}.${name}` : name;
+      const relationship = owner.relationships[name];
+      if (!relationship) {
+        const known = Object.keys(owner.relationships);
+        throw invalidParameter(
+          'include',
+          `Unknown include path ${JSON.stringify(path)}: ${owner.type} has no relationship ${JSON.stringify(name)}${known.length ? `; relationships: ${known.join(', ')}` : ''}`,
+        );
+      }
+      const target = options.registry.get(relationship.type);
+      requirePermission(options.principal, target, 'include');
+      let node = level.find((n) => n.name === name);
+      if (!node) {
+        node = { path: walked, name, relationship, target, children: [] };
+        level.push(node);
+      }
+      owner = target;
+      level = node.children;
+    }
+  }
+  return roots;
+}
+
+function resolvePredicate(
+  resource: ResourceDefinition,
+  name: string,
+): { attribute: AttributeDef; suffix: (typeof SUFFIXES_LONGEST_FIRST)[number] } | undefined {
+  for (const suffix of SUFFIXES_LONGEST_FIRST) {
+    if (!name.endsWith(`_${suffix}`)) continue;
+    const attribute = resource.attributes[name.slice(0, -(suffix.length + 1))];
+    if (attribute && attribute.predicates.includes(suffix)) return { attribute, suffix };
+  }
+  return undefined;
+}
+
+export function filterNames(resource: ResourceDefinition): string[] {
+  const names = resource.tenancy.kind === 'site' ? ['site_id'] : [];
+  names.push(...Object.keys(resource.filters));
+  for (const [attrName, a] of Object.entries(resource.attributes)) {
+    for (const suffix of a.predicates) names.push(`${attrName}_${suffix}`);
+  }
+  return names;
+}
+
+function coerceFilterValue(filter: NamedFilterDef, raw: string, parameter: string, now: Date): unknown {
+  const kind: FilterValueKind = filter.kind;
+  const trimmed = raw.trim();
+  switch (kind) {
+    case 'string':
+      if (trimmed === '') throw invalidParameter(parameter, `${parameter} needs a value`);
+      return raw;
+    case 'boolean':
+      return parseBoolean(raw, parameter);
+    case 'integer':
+      if (!/^\d{1,15}$/.test(trimmed)) throw invalidParameter(parameter, `${parameter} must be a whole number, got ${JSON.stringify(raw)}`);
+      return Number(trimmed);
+    case 'id': {
+      const id = parseIdValue(raw);
+      if (id === undefined) throw invalidParameter(parameter, `${parameter} must be an id (digits), got ${JSON.stringify(raw)}`);
+      return id;
+    }
+    case 'ids': {
+      const items = splitList(raw);
+      if (items.length === 0 || items.length > 500) throw invalidParameter(parameter, `${parameter} takes 1 to 500 comma-separated ids`);
+      return items.map((item) => {
+        const id = parseIdValue(item);
+        if (id === undefined) throw invalidParameter(parameter, `${parameter} must list ids (digits), got ${JSON.stringify(item)}`);
+        return id;
+      });
+    }
+    case 'days': {
+      if (!/^\d{1,6}$/.test(trimmed) || Number(trimmed) < 1) {
+        throw invalidParameter(parameter, `${parameter} must be a number of days from 1 to 999999, got ${JSON.stringify(raw)}`);
+      }
+      const days = Number(trimmed);
+      return { days, since: new Date(now.getTime() - days * 86_400_000) };
+    }
+    case 'decimal':
+      if (!/^-?\d{1,12}(\.\d{1,2})?$/.test(trimmed)) {
+        throw invalidParameter(parameter, `${parameter} must be an amount such as 25 or 25.50, got ${JSON.stringify(raw)}`);
+      }
+      return trimmed;
+  }
+}
+

@@ -1,0 +1,63 @@
+// Stage 1 of a request: the raw query string becomes a ParsedQuery. Pure; knows the JSON:API
+// parameter families but nothing of resources. Fastify's own query parser is not used because it
+// flattens `filter[x]` into odd keys and silently merges repeats.
+import { invalidParameter } from './errors.js';
+
+export interface ParsedQuery {
+  page: { number?: string; size?: string };
+  sort?: string;
+  include?: string;
+  /** `fields[type]` → raw comma list. */
+  fields: Map<string, string>;
+  /** `filter[name]` → raw value. */
+  filters: Map<string, string>;
+  /** Every parameter in request order (decoded), used to rebuild links. */
+  pairs: Array<[string, string]>;
+}
+
+const FAMILY_KEY = /^([a-z_]+)\[([^\][]*)\]$/;
+
+export function parseQueryString(raw: string): ParsedQuery {
+  const parsed: ParsedQuery = { page: {}, fields: new Map(), filters: new Map(), pairs: [] };
+  if (raw === '') return parsed;
+  const seen = new Set<string>();
+  for (const [key, value] of new URLSearchParams(raw)) {
+    if (seen.has(key)) throw invalidParameter(key, `The parameter ${key} is given more than once`);
+    seen.add(key);
+    parsed.pairs.push([key, value]);
+    if (key === 'sort') {
+      parsed.sort = value;
+      continue;
+    }
+    if (key === 'include') {
+      parsed.include = value;
+      continue;
+    }
+    const match = FAMILY_KEY.exec(key);
+    const family = match?.[1];
+    const member = match?.[2] ?? '';
+    if (family === 'page' && (member === 'number' || member === 'size')) {
+      parsed.page[member] = value;
+    } else if (family === 'page') {
+      throw invalidParameter(key, `Unknown page parameter ${key}; use page[number] and page[size]`);
+    } else if (family === 'fields' && member !== '') {
+      parsed.fields.set(member, value);
+    } else if (family === 'filter' && member !== '') {
+      parsed.filters.set(member, value);
+    } else {
+      throw invalidParameter(
+        key,
+        `Unknown query parameter ${key}; this API takes page[number], page[size], sort, include, fields[<type>] and filter[<name>]`,
+      );
+    }
+  }
+  return parsed;
+}
+
+/** Splits a comma list, trimming blanks; an empty string gives an empty list. */
+export function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}

@@ -1,0 +1,183 @@
+// Route schemas generated from the declarations. They document the API (the OpenAPI document is
+// built from them); requests are checked by the planner, which gives better errors than Ajv.
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { PREDICATE_MEANINGS } from './predicates.js';
+import { filterNames, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './planner.js';
+import type { Registry } from './registry.js';
+import type { AttributeDef, ResourceDefinition } from './resource.js';
+
+const nullable = (schema: TSchema, isNullable: boolean) => (isNullable ? Type.Union([schema, Type.Null()]) : schema);
+
+function attributeSchema(a: AttributeDef): TSchema {
+  const description = a.description ? { description: a.description } : {};
+  let base: TSchema;
+  switch (a.type) {
+    case 'string':
+      base = a.enumValues ? Type.String({ enum: [...a.enumValues], ...description }) : Type.String(description);
+      break;
+    case 'integer':
+      base = Type.Integer(description);
+      break;
+    case 'number':
+      base = Type.Number(description);
+      break;
+    case 'boolean':
+      base = Type.Boolean(description);
+      break;
+    case 'datetime':
+      base = Type.String({ format: 'date-time', ...description });
+      break;
+    case 'id':
+      base = Type.String(description);
+      break;
+    case 'json':
+      base = Type.Unknown(description);
+      break;
+  }
+  return nullable(base, a.nullable);
+}
+
+const identifier = (type: string) => Type.Object({ type: Type.Literal(type), id: Type.String() });
+
+export function resourceObjectSchema(resource: ResourceDefinition): TObject {
+  const attributes: Record<string, TSchema> = {};
+  for (const [name, a] of Object.entries(resource.attributes)) attributes[name] = Type.Optional(attributeSchema(a));
+  const relationships: Record<string, TSchema> = {};
+  for (const [name, r] of Object.entries(resource.relationships)) {
+    const links = Type.Optional(Type.Object({ self: Type.String(), related: Type.String() }));
+    relationships[name] = Type.Optional(
+      r.kind === 'to-one'
+        ? Type.Object({ data: Type.Union([identifier(r.type), Type.Null()]), links })
+        : Type.Object({ data: Type.Optional(Type.Array(identifier(r.type))), links }),
+    );
+  }
+  return Type.Object(
+    {
+      id: Type.String(),
+      type: Type.Literal(resource.type),
+      attributes: Type.Object(attributes),
+      ...(Object.keys(relationships).length > 0 ? { relationships: Type.Optional(Type.Object(relationships)) } : {}),
+      links: Type.Optional(Type.Object({ self: Type.String() })),
+    },
+    { title: resource.type },
+  );
+}
+
+export const errorDocumentSchema = Type.Object(
+  {
+    errors: Type.Array(
+      Type.Object({
+        status: Type.String(),
+        code: Type.String(),
+        title: Type.String(),
+        detail: Type.String(),
+        source: Type.Optional(
+          Type.Object({ pointer: Type.Optional(Type.String()), parameter: Type.Optional(Type.String()), header: Type.Optional(Type.String()) }),
+        ),
+      }),
+    ),
+  },
+  { title: 'JSON:API errors' },
+);
+
+const errorResponses = {
+  400: { ...errorDocumentSchema, description: 'Invalid query parameter (source.parameter names it)' },
+  401: { ...errorDocumentSchema, description: 'Missing, malformed, expired or revoked access token' },
+  403: { ...errorDocumentSchema, description: 'The API key lacks the permission for this operation' },
+};
+
+function includable(registry: Registry, resource: ResourceDefinition, depth = 0, seen = new Set<string>()): Set<string> {
+  seen.add(resource.type);
+  if (depth >= 3) return seen;
+  for (const r of Object.values(resource.relationships)) {
+    if (!seen.has(r.type)) includable(registry, registry.get(r.type), depth + 1, seen);
+  }
+  return seen;
+}
+
+function readParameters(registry: Registry, resource: ResourceDefinition): Record<string, TSchema> {
+  const params: Record<string, TSchema> = {};
+  const relationships = Object.keys(resource.relationships);
+  if (relationships.length > 0) {
+    params.include = Type.Optional(
+      Type.String({ description: `Comma list of relationship paths to include (dotted for nested): ${relationships.join(', ')}` }),
+    );
+  }
+  for (const type of includable(registry, resource)) {
+    const names = Object.keys(registry.get(type).attributes);
+    params[`fields[${type}]`] = Type.Optional(Type.String({ description: `Comma list of ${type} attributes to return: ${names.join(', ')}` }));
+  }
+  return params;
+}
+
+export function listRouteSchema(registry: Registry, resource: ResourceDefinition) {
+  const sortable = registry.sortableNames(resource);
+  const filters: Record<string, TSchema> = {};
+  for (const name of filterNames(resource)) {
+    filters[`filter[${name}]`] = Type.Optional(Type.String({ description: describeFilter(resource, name) }));
+  }
+  return {
+    tags: [resource.type],
+    summary: `List ${resource.type}`,
+    description: resource.description,
+    security: [{ Bearer: [] }],
+    querystring: Type.Object({
+      'page[number]': Type.Optional(Type.Integer({ minimum: 1, description: 'Page to return (default 1)' })),
+      'page[size]': Type.Optional(
+        Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, description: `Records per page (default ${DEFAULT_PAGE_SIZE}, max ${MAX_PAGE_SIZE})` }),
+      ),
+      sort: Type.Optional(
+        Type.String({ description: `One of ${['id', ...sortable].join(', ')}; prefix - for descending. Default ${resource.defaultSort}` }),
+      ),
+      ...readParameters(registry, resource),
+      ...filters,
+    }),
+    response: {
+      200: Type.Object({
+        data: Type.Array(resourceObjectSchema(resource)),
+        included: Type.Optional(Type.Array(Type.Object({ id: Type.String(), type: Type.String() }, { additionalProperties: true }))),
+        links: Type.Object({
+          self: Type.String(),
+          first: Type.String(),
+          prev: Type.Union([Type.String(), Type.Null()]),
+          next: Type.Union([Type.String(), Type.Null()]),
+          last: Type.String(),
+        }),
+        meta: Type.Object({ total_pages: Type.Integer(), total_count: Type.Integer(), current_page: Type.Integer() }),
+      }),
+      ...errorResponses,
+    },
+  };
+}
+
+export function showRouteSchema(registry: Registry, resource: ResourceDefinition, withIdParam = true) {
+  return {
+    tags: [resource.type],
+    summary: `Show one ${resource.type} record`,
+    description: resource.description,
+    security: [{ Bearer: [] }],
+    ...(withIdParam ? { params: Type.Object({ id: Type.String({ description: 'Record id' }) }) } : {}),
+    querystring: Type.Object(readParameters(registry, resource)),
+    response: {
+      200: Type.Object({
+        data: resourceObjectSchema(resource),
+        included: Type.Optional(Type.Array(Type.Object({ id: Type.String(), type: Type.String() }, { additionalProperties: true }))),
+        links: Type.Object({ self: Type.String(), current: Type.String() }),
+      }),
+      ...errorResponses,
+      404: { ...errorDocumentSchema, description: 'No such record, or one this token may not see' },
+    },
+  };
+}
+
+function describeFilter(resource: ResourceDefinition, name: string): string {
+  if (name === 'site_id') return 'Restrict to one site; required when the user can access several sites';
+  const named = resource.filters[name];
+  if (named) return named.description;
+  for (const [attrName, a] of Object.entries(resource.attributes)) {
+    for (const suffix of a.predicates) {
+      if (`${attrName}_${suffix}` === name) return `${attrName} ${PREDICATE_MEANINGS[suffix]}`;
+    }
+  }
+  return name;
+}

@@ -1,0 +1,40 @@
+// Mounts the generic list and show routes of every declared resource.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { principalOf } from '../auth/authenticate.js';
+import type { JsonApiEngine } from './engine.js';
+import { JSONAPI_MEDIA_TYPE } from './http.js';
+import { listRouteSchema, showRouteSchema } from './route-schemas.js';
+
+/** The raw query string of a request, without `?`. */
+export function rawQueryOf(request: FastifyRequest): string {
+  const at = request.url.indexOf('?');
+  return at < 0 ? '' : request.url.slice(at + 1);
+}
+
+export function pathOf(request: FastifyRequest): string {
+  const at = request.url.indexOf('?');
+  return at < 0 ? request.url : request.url.slice(0, at);
+}
+
+export function resourceRoutes(engine: JsonApiEngine) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    for (const resource of engine.registry.all()) {
+      if (resource.routes.list) {
+        app.get(`/${resource.type}`, { schema: listRouteSchema(engine.registry, resource) }, async (request, reply) => {
+          const doc = await engine.list(resource, rawQueryOf(request), principalOf(request));
+          return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
+        });
+      }
+      if (resource.routes.show) {
+        app.get<{ Params: { id: string } }>(
+          `/${resource.type}/:id`,
+          { schema: showRouteSchema(engine.registry, resource) },
+          async (request, reply) => {
+            const doc = await engine.show(resource, request.params.id, rawQueryOf(request), principalOf(request));
+            return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
+          },
+        );
+      }
+    }
+  };
+}

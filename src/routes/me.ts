@@ -1,0 +1,22 @@
+// GET /v1/me: the API key's user, rendered by the engine from the `users` declaration.
+import type { FastifyInstance } from 'fastify';
+import { principalOf } from '../auth/authenticate.js';
+import type { JsonApiEngine } from '../jsonapi/engine.js';
+import { JSONAPI_MEDIA_TYPE } from '../jsonapi/http.js';
+import { showRouteSchema } from '../jsonapi/route-schemas.js';
+import { pathOf, rawQueryOf } from '../jsonapi/routes.js';
+
+export function meRoute(engine: JsonApiEngine) {
+  const users = engine.registry.get('users');
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.get(
+      '/me',
+      { schema: { ...showRouteSchema(engine.registry, users, false), summary: 'The current user', tags: ['Me'] } },
+      async (request, reply) => {
+        const principal = principalOf(request);
+        const doc = await engine.show(users, String(principal.userId), rawQueryOf(request), principal, pathOf(request));
+        return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
+      },
+    );
+  };
+}
