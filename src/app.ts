@@ -11,6 +11,7 @@ import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { JsonApiEngine } from './jsonapi/engine.js';
 import { acceptJsonBodies, installErrorHandling, trackRoutesForMethodNotAllowed } from './jsonapi/http.js';
 import { Registry } from './jsonapi/registry.js';
+import type { ResourceDefinition } from './jsonapi/resource.js';
 import { resourceRoutes } from './jsonapi/routes.js';
 import { RESOURCES } from './resources/index.js';
 import { meRoute } from './routes/me.js';
@@ -30,6 +31,8 @@ export interface AppOptions {
   database?: DatabaseHandle;
   /** The clock; tests move it to expire tokens. */
   now?: () => Date;
+  /** The resources to serve; the engine's own tests pass fixtures. Default: every API resource. */
+  resources?: readonly ResourceDefinition[];
 }
 
 // An incoming X-Request-Id is kept when it looks like an id, so logs join up across services.
@@ -76,7 +79,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const engine = new JsonApiEngine({
     db: database.db,
     traits: database.traits,
-    registry: new Registry(RESOURCES),
+    registry: new Registry(options.resources ?? RESOURCES),
     publicUrl: config.publicUrl,
     ignoreUnknownFilters: config.ignoreUnknownFilters,
     now,

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type LogEvent } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { redactUrl } from '../config.js';
@@ -23,6 +23,18 @@ export interface ConnectOptions {
   schema?: string;
   /** PostgreSQL pool size. */
   poolSize?: number;
+  /** Called with the SQL of every query run; tests count queries with it. */
+  onQuery?: (sql: string) => void;
+}
+
+function queryLogger(options: ConnectOptions) {
+  const onQuery = options.onQuery;
+  if (!onQuery) return {};
+  return {
+    log: (event: LogEvent) => {
+      if (event.level === 'query') onQuery(event.query.sql);
+    },
+  };
 }
 
 export async function connectDatabase(config: DatabaseConfig, options: ConnectOptions = {}): Promise<DatabaseHandle> {
@@ -35,7 +47,7 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('synchronous = NORMAL');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), ...queryLogger(options) });
     return {
       db,
       traits: traitsFor('sqlite'),
@@ -62,7 +74,7 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
   });
   // A connection that fails while idle must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(options) });
   return {
     db,
     traits: traitsFor('postgres'),

@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// `npm test`: every test file under test/ on SQLite, and on PostgreSQL too when
+// TEST_DATABASE_URL is set (then it must be reachable: a set but dead URL fails the run rather
+// than passing on SQLite alone). Extra arguments go to node's test runner.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+function testFiles(dir) {
+  const found = [];
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) found.push(...testFiles(path));
+    else if (name.endsWith('.test.ts')) found.push(relative(root, path));
+  }
+  return found;
+}
+
+const args = process.argv.slice(2);
+const explicit = args.filter((a) => a.endsWith('.test.ts'));
+const passThrough = args.filter((a) => !a.endsWith('.test.ts'));
+const files = explicit.length > 0 ? explicit : testFiles(join(root, 'test'));
+
+if (process.env.TEST_DATABASE_URL) {
+  console.log(`Databases: SQLite and PostgreSQL (${process.env.TEST_DATABASE_URL.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@')})`);
+} else {
+  console.log('Databases: SQLite only. PostgreSQL skipped: set TEST_DATABASE_URL=postgres://... to run every suite on it too.');
+}
+
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...passThrough, ...files],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
+);
+process.exit(result.status ?? 1);
