@@ -46,6 +46,9 @@ export class DocumentRenderer {
       if (relationship.kind === 'to-one') {
         const fk = row[relationship.foreignKey];
         member = { data: fk === null || fk === undefined ? null : { type: relationship.type, id: String(fk) } };
+      } else if (relationship.kind === 'has-one') {
+        const ids = linkage?.get(name);
+        if (ids) member = { data: ids[0] === undefined ? null : { type: relationship.type, id: ids[0] } };
       } else {
         const ids = linkage?.get(name);
         if (ids) member = { data: ids.map((target) => ({ type: relationship.type, id: target })) };

@@ -1,6 +1,6 @@
 // Stage 3: a plan becomes SQL. Only this file and the declarations' own lambdas build queries.
 // Identifiers come from the registry; values are bound parameters.
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type AliasedExpression, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import type { ConditionBuilder, IncludeNode, ListPlan, ReadPlan } from './planner.js';
 import type { AnyEB, Condition, RelationshipDef, ResourceDefinition } from './resource.js';
@@ -27,11 +27,24 @@ export interface ListResult extends ReadResult {
   totalCount: number;
 }
 
+/** Alias of the parent's key in relationship queries, removed before rendering. */
+const PARENT_KEY = '__parent_key';
+
+/** Whether a relationship renders `data` even when it is not included. */
+function rendersLinkage(relationship: RelationshipDef): boolean {
+  if (relationship.kind === 'to-one') return false; // free: the key is on the row
+  if (relationship.kind === 'has-one') return true;
+  return relationship.linkage;
+}
+
 // An IN list of ids is split above this many values (well under both databases' parameter limits).
 const IN_CHUNK = 5000;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
+/** A column name or an aliased SQL expression, as Kysely's select() takes them. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Selection = string | ((eb: AnyEB) => AliasedExpression<any, string>);
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnySelect = SelectQueryBuilder<any, any, any>;
 
@@ -50,7 +63,7 @@ export class Executor {
       return q;
     };
     const offset = (page.number - 1) * page.size;
-    let q = filtered().select(this.columnsFor(resource, plan.fields.get(resource.type)));
+    let q = filtered().select(this.columnsFor(resource, plan.fields.get(resource.type), plan));
     q = this.applySort(q, resource, plan.sort.name, plan.sort.descending, plan);
     const rows = (await q.limit(page.size).offset(offset).execute()) as LinkedRow[];
 
@@ -73,7 +86,7 @@ export class Executor {
     const { resource } = plan;
     const row = (await this.db
       .selectFrom(resource.table)
-      .select(this.columnsFor(resource, plan.fields.get(resource.type)))
+      .select(this.columnsFor(resource, plan.fields.get(resource.type), plan))
       .where(`${resource.table}.id`, '=', id)
       .where(this.tenancyCondition(resource, plan))
       .executeTakeFirst()) as LinkedRow | undefined;
@@ -98,18 +111,24 @@ export class Executor {
     };
   }
 
-  /** Columns needed to render the given attributes plus every to-one linkage. */
-  private columnsFor(resource: ResourceDefinition, fields: ReadonlySet<string> | undefined): string[] {
+  /** Columns needed to render the given attributes plus every relationship key. */
+  private columnsFor(resource: ResourceDefinition, fields: ReadonlySet<string> | undefined, plan: ReadPlan): Selection[] {
     const columns = new Set<string>(['id']);
+    const computed: Selection[] = [];
     for (const [name, a] of Object.entries(resource.attributes)) {
       if (fields && !fields.has(name)) continue;
       if (a.compute) for (const c of a.compute.columns) columns.add(c);
-      else columns.add(a.column);
+      else if (a.sql) {
+        const build = a.sql;
+        const ctx = { ...plan.ctx, table: resource.table };
+        computed.push((eb: AnyEB) => build(eb, ctx).as(a.column));
+      } else columns.add(a.column);
     }
     for (const r of Object.values(resource.relationships)) {
       if (r.kind === 'to-one') columns.add(r.foreignKey);
+      if (r.kind === 'to-many-through') columns.add(r.sourceColumn);
     }
-    return [...columns].map((c) => `${resource.table}.${c}`);
+    return [...[...columns].map((c) => `${resource.table}.${c}`), ...computed];
   }
 
   private applySort(q: AnySelect, resource: ResourceDefinition, name: string, descending: boolean, plan: ReadPlan): AnySelect {
@@ -117,9 +136,12 @@ export class Executor {
     if (name !== 'id') {
       const attribute = resource.attributes[name];
       const custom = resource.sorts[name];
-      const expression = attribute
-        ? sql.ref(`${resource.table}.${attribute.column}`)
-        : (eb: AnyEB) => custom!(eb, { ...plan.ctx, table: resource.table });
+      const ctx = { ...plan.ctx, table: resource.table };
+      const expression = attribute?.sql
+        ? (eb: AnyEB) => attribute.sql!(eb, ctx)
+        : attribute
+          ? sql.ref(`${resource.table}.${attribute.column}`)
+          : (eb: AnyEB) => custom!(eb, ctx);
       const nullable = attribute ? attribute.nullable : true;
       // Nulls sort as if larger than every value on both databases (PostgreSQL's own rule).
       q = q.orderBy(expression, (ob) => {
@@ -131,138 +153,98 @@ export class Executor {
     return q.orderBy(`${resource.table}.id`, direction);
   }
 
-  /** Loads includes (one query per edge) and to-many linkage of the primary records. */
+  /** Loads includes (one query per edge) and the linkage the primary records render. */
   private async loadRelated(plan: ReadPlan, resource: ResourceDefinition, rows: LinkedRow[]): Promise<IncludedRecord[]> {
-    const store = new IncludedStore();
     if (rows.length === 0) return [];
+    const store = new IncludedStore();
     store.addPrimary(resource, rows);
-    await this.loadIncludeLevel(plan, resource, rows, plan.includes, store);
-    // Linkage of to-many relationships that were not included.
+    await this.loadIncludeLevel(plan, rows, plan.includes, store);
+    // Linkage of relationships that were not included but render `data` anyway.
     const includedNames = new Set(plan.includes.map((n) => n.name));
     for (const [name, relationship] of Object.entries(resource.relationships)) {
-      if (relationship.kind === 'to-one' || !relationship.linkage || includedNames.has(name)) continue;
-      await this.loadLinkageOnly(plan, name, relationship, rows);
+      if (includedNames.has(name) || !rendersLinkage(relationship)) continue;
+      await this.loadEdge(plan, name, relationship, rows, 'ids');
     }
     return store.included();
   }
 
   private async loadIncludeLevel(
     plan: ReadPlan,
-    owner: ResourceDefinition,
     parents: LinkedRow[],
     nodes: IncludeNode[],
     store: IncludedStore,
   ): Promise<void> {
     for (const node of nodes) {
-      const children = await this.loadEdge(plan, owner, node, parents, store);
+      const rows = await this.loadEdge(plan, node.name, node.relationship, parents, 'records', node.narrowing);
+      const children = store.add(node.target, rows);
       if (node.children.length > 0 && children.length > 0) {
-        await this.loadIncludeLevel(plan, node.target, children, node.children, store);
+        await this.loadIncludeLevel(plan, children, node.children, store);
       }
     }
   }
 
-  /** One include edge: one query over all parents' keys, then grouped in memory. */
+  /**
+   * One relationship edge for a set of parents: one query over all the parents' keys (never one
+   * per parent), grouped in memory. Sets the linkage on each parent and returns the related rows
+   * (`records`: the target's columns for rendering; `ids`: only ids, for linkage).
+   */
   private async loadEdge(
     plan: ReadPlan,
-    owner: ResourceDefinition,
-    node: IncludeNode,
+    name: string,
+    relationship: RelationshipDef,
     parents: LinkedRow[],
-    store: IncludedStore,
-  ): Promise<LinkedRow[]> {
-    const { relationship, target } = node;
-    const columns = this.columnsFor(target, plan.fields.get(target.type));
+    shape: 'records' | 'ids',
+    narrowing?: IncludeNode['narrowing'],
+  ): Promise<Row[]> {
+    const target = plan.registry.get(relationship.type);
+    const columns: Selection[] = shape === 'records' ? this.columnsFor(target, plan.fields.get(target.type), plan) : [`${target.table}.id`];
     const tenancy = this.tenancyCondition(target, plan);
-    const PARENT = '__parent_id';
 
     if (relationship.kind === 'to-one') {
+      // The key is on the parent: linkage is already known; only the records need a query.
       const ids = unique(parents.map((p) => p[relationship.foreignKey]).filter((v) => v !== null && v !== undefined));
-      if (ids.length === 0) return [];
-      const rows = await this.inChunks(ids, (chunk) =>
+      if (ids.length === 0 || shape === 'ids') return [];
+      return this.inChunks(ids, (chunk) =>
         this.db.selectFrom(target.table).select(columns).where(`${target.table}.id`, 'in', chunk).where(tenancy).execute(),
       );
-      return store.add(target, rows);
     }
 
-    const parentIds = unique(parents.map((p) => p.id));
-    let query: (chunk: unknown[]) => Promise<Row[]>;
-    if (relationship.kind === 'to-many') {
-      const fk = `${target.table}.${relationship.foreignKey}`;
-      query = (chunk) =>
-        this.sortedByDefault(
-          this.db.selectFrom(target.table).select(columns).select(`${fk} as ${PARENT}`).where(fk, 'in', chunk).where(tenancy),
-          target,
-          plan,
-        ).execute();
-    } else {
-      const source = `${relationship.through}.${relationship.sourceKey}`;
-      query = (chunk) =>
-        this.sortedByDefault(
-          this.db
+    const parentKey = relationship.kind === 'to-many-through' ? relationship.sourceColumn : 'id';
+    const keys = unique(parents.map((p) => p[parentKey]).filter((v) => v !== null && v !== undefined));
+    let rows: Row[] = [];
+    if (keys.length > 0) {
+      rows = await this.inChunks(keys, (chunk) => {
+        let q: AnySelect;
+        if (relationship.kind === 'to-many-through') {
+          const source = `${relationship.through}.${relationship.sourceKey}`;
+          q = this.db
             .selectFrom(target.table)
             .innerJoin(relationship.through, `${relationship.through}.${relationship.targetKey}`, `${target.table}.id`)
             .select(columns)
-            .select(`${source} as ${PARENT}`)
-            .where(source, 'in', chunk)
-            .where(tenancy),
-          target,
-          plan,
-        ).execute();
+            .select(`${source} as ${PARENT_KEY}`)
+            .where(source, 'in', chunk);
+        } else {
+          const fk = `${target.table}.${relationship.foreignKey}`;
+          q = this.db.selectFrom(target.table).select(columns).select(`${fk} as ${PARENT_KEY}`).where(fk, 'in', chunk);
+        }
+        q = q.where(tenancy);
+        for (const condition of narrowing?.conditions ?? []) q = q.where(condition);
+        q = this.sortedByDefault(q, target, plan);
+        // Paging an include is for a single parent (a show), so LIMIT applies to its records.
+        if (narrowing?.limit !== undefined) q = q.limit(narrowing.limit).offset(narrowing.offset ?? 0);
+        return q.execute();
+      });
     }
-    const rows = await this.inChunks(parentIds, query);
     const byParent = new Map<string, string[]>();
     for (const row of rows) {
-      const parentKey = String(row[PARENT]);
-      let ids = byParent.get(parentKey);
-      if (!ids) byParent.set(parentKey, (ids = []));
-      ids.push(String(row.id));
-      delete row[PARENT];
-    }
-    for (const parent of parents) setLinkage(parent, node.name, byParent.get(String(parent.id)) ?? []);
-    return store.add(target, rows);
-  }
-
-  /** To-many linkage without the related records: ids only, one query per relationship. */
-  private async loadLinkageOnly(plan: ReadPlan, name: string, relationship: RelationshipDef, parents: LinkedRow[]): Promise<void> {
-    const target = plan.registry.get(relationship.type);
-    const parentIds = unique(parents.map((p) => p.id));
-    const PARENT = '__parent_id';
-    let rows: Row[];
-    if (relationship.kind === 'to-many') {
-      const fk = `${target.table}.${relationship.foreignKey}`;
-      rows = await this.inChunks(parentIds, (chunk) =>
-        this.sortedByDefault(
-          this.db
-            .selectFrom(target.table)
-            .select([`${target.table}.id as id`, `${fk} as ${PARENT}`])
-            .where(fk, 'in', chunk)
-            .where(this.tenancyCondition(target, plan)),
-          target,
-          plan,
-        ).execute(),
-      );
-    } else if (relationship.kind === 'to-many-through') {
-      const source = `${relationship.through}.${relationship.sourceKey}`;
-      rows = await this.inChunks(parentIds, (chunk) =>
-        this.sortedByDefault(
-          this.db
-            .selectFrom(target.table)
-            .innerJoin(relationship.through, `${relationship.through}.${relationship.targetKey}`, `${target.table}.id`)
-            .select([`${target.table}.id as id`, `${source} as ${PARENT}`])
-            .where(source, 'in', chunk)
-            .where(this.tenancyCondition(target, plan)),
-          target,
-          plan,
-        ).execute(),
-      );
-    } else return;
-    const byParent = new Map<string, string[]>();
-    for (const row of rows) {
-      const key = String(row[PARENT]);
+      const key = String(row[PARENT_KEY]);
       let ids = byParent.get(key);
       if (!ids) byParent.set(key, (ids = []));
       ids.push(String(row.id));
+      delete row[PARENT_KEY];
     }
-    for (const parent of parents) setLinkage(parent, name, byParent.get(String(parent.id)) ?? []);
+    for (const parent of parents) setLinkage(parent, name, byParent.get(String(parent[parentKey])) ?? []);
+    return rows;
   }
 
   private sortedByDefault(q: AnySelect, target: ResourceDefinition, plan: ReadPlan): AnySelect {

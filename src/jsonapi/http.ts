@@ -52,10 +52,11 @@ export function acceptFormBodies(instance: FastifyInstance): void {
   acceptJsonBodies(instance);
   instance.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     const params = new URLSearchParams(body as string);
-    const out: Record<string, string> = {};
+    // No prototype: a parameter named toString or constructor is just a parameter.
+    const out: Record<string, string> = Object.create(null);
     for (const [k, v] of params) {
       // RFC 6749 §3.1: a parameter must not be sent more than once.
-      if (k in out) return done(badRequest('invalid_request', `The parameter ${k} is given more than once`));
+      if (Object.hasOwn(out, k)) return done(badRequest('invalid_request', `The parameter ${k} is given more than once`));
       out[k] = v;
     }
     done(null, out);

@@ -4,7 +4,7 @@
 import type { Principal } from '../auth/principal.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import { forbidden, invalidParameter, notFound } from './errors.js';
-import { parseBoolean, parsePredicateValue, predicateCondition, SUFFIXES_LONGEST_FIRST } from './predicates.js';
+import { parseBoolean, parsePredicateValue, parseTimestamp, predicateCondition, SUFFIXES_LONGEST_FIRST } from './predicates.js';
 import { splitList, type ParsedQuery } from './query-parser.js';
 import { parseSortValue, type Registry } from './registry.js';
 import type {
@@ -31,6 +31,8 @@ export interface IncludeNode {
   relationship: RelationshipDef;
   target: ResourceDefinition;
   children: IncludeNode[];
+  /** Show only: a search and a page applied to this edge's records. */
+  narrowing?: { conditions: ConditionBuilder[]; limit?: number; offset?: number };
 }
 
 export interface PlanOptions {
@@ -66,9 +68,61 @@ export function planShow(resource: ResourceDefinition, query: ParsedQuery, optio
       throw invalidParameter(key, `${key} applies to lists only`);
     }
   }
-  const first = query.filters.keys().next();
-  if (!first.done) throw invalidParameter(`filter[${first.value}]`, `filter[${first.value}] applies to lists only`);
-  return planRead(resource, query, options, accessibleSites(options.principal));
+  const plan = planRead(resource, query, options, accessibleSites(options.principal));
+  applyIncludeNarrowing(resource, query, plan);
+  return plan;
+}
+
+/** `filter[<relationship>_search|_page|_per]` on a show narrow that relationship's included records. */
+function applyIncludeNarrowing(resource: ResourceDefinition, query: ParsedQuery, plan: ReadPlan): void {
+  const pending = new Map<string, { search?: string; page?: number; per?: number }>();
+  for (const [name, raw] of query.filters) {
+    const parameter = `filter[${name}]`;
+    const match = /^(.+)_(search|page|per)$/.exec(name);
+    const relationship = match?.[1];
+    const role = match?.[2] as 'search' | 'page' | 'per' | undefined;
+    const narrowing = relationship !== undefined ? resource.includeNarrowing[relationship] : undefined;
+    if (!match || relationship === undefined || role === undefined || !narrowing || (role === 'search' && !narrowing.search)) {
+      const allowed = Object.entries(resource.includeNarrowing).flatMap(([rel, n]) => [
+        ...(n.search ? [`filter[${rel}_search]`] : []),
+        `filter[${rel}_page]`,
+        `filter[${rel}_per]`,
+      ]);
+      throw invalidParameter(
+        parameter,
+        allowed.length > 0
+          ? `${parameter} is not a parameter of a single ${resource.type} record; it takes ${allowed.join(', ')}`
+          : `${parameter} applies to lists only`,
+      );
+    }
+    const entry = pending.get(relationship) ?? {};
+    if (role === 'search') {
+      if (raw.trim() === '') throw invalidParameter(parameter, `${parameter} needs some text to look for`);
+      entry.search = raw;
+    } else {
+      const max = role === 'per' ? MAX_PAGE_SIZE : 1_000_000;
+      if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > max) {
+        throw invalidParameter(parameter, `${parameter} must be a whole number from 1 to ${max}, got ${JSON.stringify(raw)}`);
+      }
+      entry[role] = Number(raw);
+    }
+    pending.set(relationship, entry);
+  }
+  for (const [relationship, entry] of pending) {
+    // Ignored when the relationship is not included, as upstream documents.
+    const node = plan.includes.find((n) => n.name === relationship);
+    if (!node) continue;
+    const search = resource.includeNarrowing[relationship]?.search;
+    const conditions: ConditionBuilder[] = [];
+    if (entry.search !== undefined && search) {
+      const text = entry.search;
+      const ctx = { ...plan.ctx, table: node.target.table };
+      conditions.push((eb) => search(eb, text, ctx));
+    }
+    const paged = entry.page !== undefined || entry.per !== undefined;
+    const per = entry.per ?? DEFAULT_PAGE_SIZE;
+    node.narrowing = paged ? { conditions, limit: per, offset: ((entry.page ?? 1) - 1) * per } : { conditions };
+  }
 }
 
 export function planList(resource: ResourceDefinition, query: ParsedQuery, options: PlanOptions): ListPlan {
@@ -88,10 +142,11 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
     }
     const predicate = resolvePredicate(resource, name);
     if (predicate) {
-      const column = `${resource.table}.${predicate.attribute.column}`;
       const { attribute, suffix } = predicate;
       const value = parsePredicateValue(attribute.type, suffix, raw, parameter, traits);
-      conditions.push((eb) => predicateCondition(eb, column, suffix, value, traits));
+      const computed = attribute.sql;
+      const column = `${resource.table}.${attribute.column}`;
+      conditions.push((eb) => predicateCondition(eb, computed ? computed(eb, ctx) : column, suffix, value, traits));
       continue;
     }
     if (options.ignoreUnknownFilters) continue;
@@ -174,6 +229,9 @@ function siteScopeForList(resource: ResourceDefinition, query: ParsedQuery, prin
   if (resource.tenancy.kind !== 'site') return principal.siteIds;
   const raw = query.filters.get('site_id');
   if (raw === undefined) {
+    if (resource.tenancy.requireSiteFilter) {
+      throw invalidParameter('filter[site_id]', `filter[site_id] is required when listing ${resource.type}`);
+    }
     if (principal.siteIds.length > 1) {
       throw invalidParameter(
         'filter[site_id]',
@@ -271,6 +329,16 @@ function coerceFilterValue(filter: NamedFilterDef, raw: string, parameter: strin
     case 'string':
       if (trimmed === '') throw invalidParameter(parameter, `${parameter} needs a value`);
       return raw;
+    case 'strings': {
+      const items = splitList(raw);
+      if (items.length === 0 || items.length > 100) throw invalidParameter(parameter, `${parameter} takes 1 to 100 values`);
+      return items;
+    }
+    case 'date': {
+      const date = parseTimestamp(raw);
+      if (!date) throw invalidParameter(parameter, `${parameter} must be an ISO 8601 date or date-time, got ${JSON.stringify(raw)}`);
+      return date;
+    }
     case 'boolean':
       return parseBoolean(raw, parameter);
     case 'integer':

@@ -146,12 +146,12 @@ export function parsePredicateValue(
 /** Builds the SQL condition of one predicate filter from a value read by parsePredicateValue. */
 export function predicateCondition(
   eb: AnyEB,
-  column: string,
+  column: string | Expression<unknown>,
   suffix: PredicateSuffix,
   value: unknown,
   traits: DialectTraits,
 ): Expression<SqlBool> {
-  const ref = eb.ref(column);
+  const ref = typeof column === 'string' ? eb.ref(column) : column;
   switch (suffix) {
     case 'eq':
       return eb(ref, '=', value);

@@ -9,19 +9,32 @@ export interface ParsedQuery {
   include?: string;
   /** `fields[type]` → raw comma list. */
   fields: Map<string, string>;
-  /** `filter[name]` → raw value. */
+  /** `filter[name]` → raw value; the values of a repeated `filter[name][]` joined by commas. */
   filters: Map<string, string>;
   /** Every parameter in request order (decoded), used to rebuild links. */
   pairs: Array<[string, string]>;
 }
 
 const FAMILY_KEY = /^([a-z_]+)\[([^\][]*)\]$/;
+/** `filter[name][]`: a list filter, one value per repeat of the key. */
+const LIST_FILTER_KEY = /^filter\[([^\][]+)\]\[\]$/;
 
 export function parseQueryString(raw: string): ParsedQuery {
   const parsed: ParsedQuery = { page: {}, fields: new Map(), filters: new Map(), pairs: [] };
   if (raw === '') return parsed;
   const seen = new Set<string>();
   for (const [key, value] of new URLSearchParams(raw)) {
+    const listFilter = LIST_FILTER_KEY.exec(key)?.[1];
+    if (listFilter !== undefined) {
+      if (parsed.filters.has(listFilter) && !seen.has(key)) {
+        throw invalidParameter(key, `Give filter[${listFilter}] either as a list (filter[${listFilter}][]) or once, not both`);
+      }
+      seen.add(key);
+      parsed.pairs.push([key, value]);
+      const before = parsed.filters.get(listFilter);
+      parsed.filters.set(listFilter, before === undefined ? value : `${before},${value}`);
+      continue;
+    }
     if (seen.has(key)) throw invalidParameter(key, `The parameter ${key} is given more than once`);
     seen.add(key);
     parsed.pairs.push([key, value]);
@@ -43,6 +56,9 @@ export function parseQueryString(raw: string): ParsedQuery {
     } else if (family === 'fields' && member !== '') {
       parsed.fields.set(member, value);
     } else if (family === 'filter' && member !== '') {
+      if (parsed.filters.has(member)) {
+        throw invalidParameter(key, `Give filter[${member}] either as a list (filter[${member}][]) or once, not both`);
+      }
       parsed.filters.set(member, value);
     } else {
       throw invalidParameter(

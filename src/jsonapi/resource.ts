@@ -1,6 +1,6 @@
 // The declaration language of resources. A resource file is a list of these declarations; the
 // engine (planner, executor, renderer, routes, OpenAPI) reads them and never names a resource.
-import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import type { AliasableExpression, Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import { PREDICATES_BY_TYPE, type PredicateSuffix } from './predicates.js';
 
@@ -24,6 +24,8 @@ export interface AttributeDef {
   enumValues: readonly string[] | undefined;
   /** A value derived from other columns instead of read from `column`. */
   compute: { columns: readonly string[]; value: (row: Record<string, unknown>) => unknown } | undefined;
+  /** A value computed by SQL (such as a count over another table); sortable and filterable. */
+  sql: ((eb: AnyEB, ctx: QueryContext) => AliasableExpression<unknown>) | undefined;
 }
 
 interface AttributeOptions {
@@ -35,6 +37,8 @@ interface AttributeOptions {
   nullable?: boolean;
   description?: string;
   enum?: readonly string[];
+  /** Compute the value in SQL instead of reading a column. */
+  sql?: (eb: AnyEB, ctx: QueryContext) => AliasableExpression<unknown>;
 }
 
 function attribute(type: AttributeType, options: AttributeOptions = {}): AttributeDef {
@@ -54,6 +58,7 @@ function attribute(type: AttributeType, options: AttributeOptions = {}): Attribu
     description: options.description,
     enumValues: options.enum,
     compute: undefined,
+    sql: options.sql,
   };
 }
 
@@ -72,7 +77,7 @@ export const attr = {
     columns: readonly string[],
     value: (row: Record<string, unknown>) => unknown,
     o: { description?: string; nullable?: boolean } = {},
-  ): AttributeDef => ({ ...attribute(type, o), column: '', compute: { columns, value } }),
+  ): AttributeDef => ({ ...attribute(type, o), column: '', compute: { columns, value }, sql: undefined }),
 };
 
 export type RelationshipDef =
@@ -80,6 +85,14 @@ export type RelationshipDef =
       kind: 'to-one';
       type: string;
       /** Column on this resource's table holding the target's id. */
+      foreignKey: string;
+      links: boolean;
+    }
+  | {
+      /** The target holds this resource's id (a contact's customer). */
+      kind: 'has-one';
+      type: string;
+      /** Column on the target's table holding this resource's id. */
       foreignKey: string;
       links: boolean;
     }
@@ -99,6 +112,8 @@ export type RelationshipDef =
       through: string;
       sourceKey: string;
       targetKey: string;
+      /** Column of this resource matched against `sourceKey`; usually `id`. */
+      sourceColumn: string;
       linkage: boolean;
       links: boolean;
     };
@@ -117,6 +132,12 @@ export const rel = {
     foreignKey,
     links: o.links ?? false,
   }),
+  hasOne: (type: string, foreignKey: string, o: RelationshipOptions = {}): RelationshipDef => ({
+    kind: 'has-one',
+    type,
+    foreignKey,
+    links: o.links ?? false,
+  }),
   toMany: (type: string, foreignKey: string, o: RelationshipOptions = {}): RelationshipDef => ({
     kind: 'to-many',
     type,
@@ -126,7 +147,7 @@ export const rel = {
   }),
   toManyThrough: (
     type: string,
-    through: { table: string; sourceKey: string; targetKey: string },
+    through: { table: string; sourceKey: string; targetKey: string; sourceColumn?: string },
     o: RelationshipOptions = {},
   ): RelationshipDef => ({
     kind: 'to-many-through',
@@ -134,6 +155,7 @@ export const rel = {
     through: through.table,
     sourceKey: through.sourceKey,
     targetKey: through.targetKey,
+    sourceColumn: through.sourceColumn ?? 'id',
     linkage: o.linkage ?? true,
     links: o.links ?? false,
   }),
@@ -147,23 +169,25 @@ export interface QueryContext {
   table: string;
 }
 
-export type FilterValueKind = 'string' | 'integer' | 'id' | 'ids' | 'boolean' | 'days' | 'decimal';
+/** What each kind of named filter hands its `where` after checking the raw text. */
+interface FilterValues {
+  string: string;
+  /** A comma list, or a repeated `filter[name][]`. */
+  strings: string[];
+  integer: number;
+  id: number;
+  ids: number[];
+  boolean: boolean;
+  /** A number of days, and the moment that many days before now. */
+  days: { days: number; since: Date };
+  /** A money amount such as 25 or 25.50, as a string. */
+  decimal: string;
+  /** An ISO 8601 date or date-time. */
+  date: Date;
+}
 
-export type FilterValue<K extends FilterValueKind> = K extends 'string'
-  ? string
-  : K extends 'integer'
-    ? number
-    : K extends 'id'
-      ? number
-      : K extends 'ids'
-        ? number[]
-        : K extends 'boolean'
-          ? boolean
-          : K extends 'days'
-            ? { days: number; since: Date }
-            : K extends 'decimal'
-              ? string
-              : never;
+export type FilterValueKind = keyof FilterValues;
+export type FilterValue<K extends FilterValueKind> = FilterValues[K];
 
 export interface NamedFilterDef {
   kind: FilterValueKind;
@@ -182,8 +206,11 @@ export function namedFilter<K extends FilterValueKind>(
 
 /** How records of a resource belong to a tenant. */
 export type TenancyDef =
-  /** Records carry a site id column; lists honour and may require `filter[site_id]`. */
-  | { kind: 'site'; column: string }
+  /**
+   * Records carry a site id column; lists honour `filter[site_id]`, which is required when the
+   * user reaches several sites, or always with `requireSiteFilter`.
+   */
+  | { kind: 'site'; column: string; requireSiteFilter?: boolean }
   /** Records carry an account id column (sites themselves, users). */
   | { kind: 'account'; column: string; siteColumn?: string };
 
@@ -201,6 +228,12 @@ export interface ResourceDefinition {
   filters: Record<string, NamedFilterDef>;
   /** Extra sort keys that are not attributes: name → SQL expression. */
   sorts: Record<string, (eb: AnyEB, ctx: QueryContext) => Expression<unknown>>;
+  /**
+   * Show-only parameters that narrow an included to-many relationship, by relationship name:
+   * `filter[<name>_search]` (with `search`), `filter[<name>_page]` and `filter[<name>_per]`. They
+   * are ignored when the relationship is not included, as upstream documents.
+   */
+  includeNarrowing: Record<string, { search?: (eb: AnyEB, text: string, ctx: QueryContext) => Condition }>;
   /** Which generic routes the engine mounts for this resource. */
   routes: { list: boolean; show: boolean };
 }
@@ -211,13 +244,15 @@ export type ResourceInput = Pick<ResourceDefinition, 'type' | 'table' | 'descrip
 export function defineResource(input: ResourceInput): ResourceDefinition {
   const attributes: Record<string, AttributeDef> = {};
   for (const [name, def] of Object.entries(input.attributes ?? {})) {
-    attributes[name] = def.compute || def.column !== '' ? def : { ...def, column: name };
+    // A computed attribute reads its value from the alias of its SQL, which is its name.
+    attributes[name] = def.compute || (def.column !== '' && !def.sql) ? def : { ...def, column: name };
   }
   return {
     defaultSort: 'id',
     relationships: {},
     filters: {},
     sorts: {},
+    includeNarrowing: {},
     routes: { list: true, show: true },
     ...input,
     attributes,

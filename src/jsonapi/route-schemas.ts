@@ -1,6 +1,7 @@
 // Route schemas generated from the declarations. They document the API (the OpenAPI document is
 // built from them); requests are checked by the planner, which gives better errors than Ajv.
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { JSONAPI_MEDIA_TYPE } from './http.js';
 import { PREDICATE_MEANINGS } from './predicates.js';
 import { filterNames, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './planner.js';
 import type { Registry } from './registry.js';
@@ -46,7 +47,7 @@ export function resourceObjectSchema(resource: ResourceDefinition): TObject {
   for (const [name, r] of Object.entries(resource.relationships)) {
     const links = Type.Optional(Type.Object({ self: Type.String(), related: Type.String() }));
     relationships[name] = Type.Optional(
-      r.kind === 'to-one'
+      r.kind === 'to-one' || r.kind === 'has-one'
         ? Type.Object({ data: Type.Union([identifier(r.type), Type.Null()]), links })
         : Type.Object({ data: Type.Optional(Type.Array(identifier(r.type))), links }),
     );
@@ -121,6 +122,9 @@ export function listRouteSchema(registry: Registry, resource: ResourceDefinition
     summary: `List ${resource.type}`,
     description: resource.description,
     security: [{ Bearer: [] }],
+    // The media type every response of these routes is sent with; @fastify/swagger documents
+    // application/json unless told.
+    produces: [JSONAPI_MEDIA_TYPE],
     querystring: Type.Object({
       'page[number]': Type.Optional(Type.Integer({ minimum: 1, description: 'Page to return (default 1)' })),
       'page[size]': Type.Optional(
@@ -156,6 +160,9 @@ export function showRouteSchema(registry: Registry, resource: ResourceDefinition
     summary: `Show one ${resource.type} record`,
     description: resource.description,
     security: [{ Bearer: [] }],
+    // The media type every response of these routes is sent with; @fastify/swagger documents
+    // application/json unless told.
+    produces: [JSONAPI_MEDIA_TYPE],
     ...(withIdParam ? { params: Type.Object({ id: Type.String({ description: 'Record id' }) }) } : {}),
     querystring: Type.Object(readParameters(registry, resource)),
     response: {
