@@ -15,7 +15,7 @@ export interface ResourceObject {
   type: string;
   attributes: Record<string, unknown>;
   relationships?: Record<string, { data?: ResourceIdentifier | ResourceIdentifier[] | null; links?: Record<string, string> }>;
-  links?: { self: string };
+  links?: Record<string, string>;
 }
 
 type AttributeRenderer = Array<[name: string, read: (row: LinkedRow) => unknown]>;
@@ -41,6 +41,7 @@ export class DocumentRenderer {
 
     const linkage = row[LINKAGE];
     let relationships: ResourceObject['relationships'];
+    let links: Record<string, string> | undefined;
     for (const [name, relationship] of Object.entries(resource.relationships)) {
       let member: NonNullable<ResourceObject['relationships']>[string] | undefined;
       if (relationship.kind === 'to-one') {
@@ -54,13 +55,17 @@ export class DocumentRenderer {
         if (ids) member = { data: ids.map((target) => ({ type: relationship.type, id: target })) };
       }
       if (relationship.links) {
-        const self = this.resourceUrl(resource, id);
-        member = { ...member, links: { self: `${self}/relationships/${name}`, related: `${self}/${name}` } };
+        member = { ...member, links: { self: `${this.resourceUrl(resource, id)}/relationships/${name}` } };
       }
       if (member) (relationships ??= {})[name] = member;
+      if (relationship.resourceLink && relationship.kind === 'to-one') {
+        const fk = row[relationship.foreignKey];
+        if (fk !== null && fk !== undefined) (links ??= {})[name] = `${this.baseUrl}/v1/${relationship.type}/${String(fk)}`;
+      }
     }
     if (relationships) object.relationships = relationships;
-    if (resource.routes.show) object.links = { self: this.resourceUrl(resource, id) };
+    if (resource.routes.show) (links ??= {}).self = this.resourceUrl(resource, id);
+    if (links) object.links = links;
     return object;
   }
 

@@ -204,9 +204,11 @@ export class Executor {
       // The key is on the parent: linkage is already known; only the records need a query.
       const ids = unique(parents.map((p) => p[relationship.foreignKey]).filter((v) => v !== null && v !== undefined));
       if (ids.length === 0 || shape === 'ids') return [];
-      return this.inChunks(ids, (chunk) =>
-        this.db.selectFrom(target.table).select(columns).where(`${target.table}.id`, 'in', chunk).where(tenancy).execute(),
-      );
+      return this.inChunks(ids, (chunk) => {
+        let q: AnySelect = this.db.selectFrom(target.table).select(columns).where(`${target.table}.id`, 'in', chunk).where(tenancy);
+        if (relationship.where) q = q.where(relationship.where);
+        return q.execute();
+      });
     }
 
     const parentKey = relationship.kind === 'to-many-through' ? relationship.sourceColumn : 'id';
@@ -228,6 +230,7 @@ export class Executor {
           q = this.db.selectFrom(target.table).select(columns).select(`${fk} as ${PARENT_KEY}`).where(fk, 'in', chunk);
         }
         q = q.where(tenancy);
+        if (relationship.where) q = q.where(relationship.where);
         for (const condition of narrowing?.conditions ?? []) q = q.where(condition);
         q = this.sortedByDefault(q, target, plan);
         // Paging an include is for a single parent (a show), so LIMIT applies to its records.
@@ -236,15 +239,22 @@ export class Executor {
       });
     }
     const byParent = new Map<string, string[]>();
+    const distinct: Row[] = [];
+    const seen = new Set<string>();
     for (const row of rows) {
       const key = String(row[PARENT_KEY]);
+      const id = String(row.id);
+      delete row[PARENT_KEY];
+      // Two join rows can link the same pair (an offer granted twice): list it once.
+      if (seen.has(`${key}:${id}`)) continue;
+      seen.add(`${key}:${id}`);
+      distinct.push(row);
       let ids = byParent.get(key);
       if (!ids) byParent.set(key, (ids = []));
-      ids.push(String(row.id));
-      delete row[PARENT_KEY];
+      ids.push(id);
     }
     for (const parent of parents) setLinkage(parent, name, byParent.get(String(parent[parentKey])) ?? []);
-    return rows;
+    return distinct;
   }
 
   private sortedByDefault(q: AnySelect, target: ResourceDefinition, plan: ReadPlan): AnySelect {
@@ -264,8 +274,12 @@ export class Executor {
   }
 }
 
+/**
+ * Distinct keys, as the driver returned them. Not converted to numbers: a key may be text (a
+ * through relationship's `sourceColumn`), and pg's bigint strings keep their full precision.
+ */
 function unique(values: unknown[]): unknown[] {
-  return [...new Set(values.map((v) => (typeof v === 'string' ? Number(v) : v)))];
+  return [...new Set(values)];
 }
 
 function setLinkage(row: LinkedRow, name: string, ids: string[]): void {

@@ -98,14 +98,26 @@ export function parseBoolean(raw: string, parameter: string): boolean {
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
 /** Accepts ISO 8601 dates and date-times; a date-time without a zone is read as UTC. */
 export function parseTimestamp(raw: string): Date | undefined {
   const text = raw.trim();
   if (!ISO_DATE.test(text)) return undefined;
+  // Date.parse rolls a day past the month's end into the next month (2026-02-30 → March 2).
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  if (day > daysInMonth(year, month)) return undefined;
   const hasZone = /(?:Z|[+-]\d{2}:?\d{2})$/i.test(text) && text.length > 10;
   const normalized = text.length === 10 || hasZone ? text : `${text}Z`;
   const ms = Date.parse(normalized.replace(' ', 'T'));
-  return Number.isNaN(ms) ? undefined : new Date(ms);
+  if (Number.isNaN(ms)) return undefined;
+  // Years 1 to 9999 in UTC only: PostgreSQL refuses year 0, and SQLite compares the ISO text.
+  const date = new Date(ms);
+  const utcYear = date.getUTCFullYear();
+  return utcYear >= 1 && utcYear <= 9999 ? date : undefined;
 }
 
 /**

@@ -24,6 +24,10 @@ export function parseQueryString(raw: string): ParsedQuery {
   if (raw === '') return parsed;
   const seen = new Set<string>();
   for (const [key, value] of new URLSearchParams(raw)) {
+    // A NUL byte is never meaningful here, and PostgreSQL refuses text that holds one.
+    if (key.includes('\0') || value.includes('\0')) {
+      throw invalidParameter(key.replace(/\0/g, ''), `The parameter ${key.replace(/\0/g, '')} holds a NUL character`);
+    }
     const listFilter = LIST_FILTER_KEY.exec(key)?.[1];
     if (listFilter !== undefined) {
       if (parsed.filters.has(listFilter) && !seen.has(key)) {

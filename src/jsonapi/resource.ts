@@ -80,34 +80,41 @@ export const attr = {
   ): AttributeDef => ({ ...attribute(type, o), column: '', compute: { columns, value }, sql: undefined }),
 };
 
+interface RelationshipBase {
+  /** Resource type of the related records. */
+  type: string;
+  /**
+   * Give the relationship object `links.self` and serve it at
+   * `GET /v1/<type>/<id>/relationships/<name>`.
+   */
+  links: boolean;
+  /** To-one only: also put the related record's URL in the resource object's `links.<name>`. */
+  resourceLink: boolean;
+  /** Only related records (or join rows) meeting this condition count, e.g. active grants. */
+  where: ((eb: AnyEB) => Condition) | undefined;
+}
+
 export type RelationshipDef =
-  | {
+  | (RelationshipBase & {
       kind: 'to-one';
-      type: string;
       /** Column on this resource's table holding the target's id. */
       foreignKey: string;
-      links: boolean;
-    }
-  | {
+    })
+  | (RelationshipBase & {
       /** The target holds this resource's id (a contact's customer). */
       kind: 'has-one';
-      type: string;
       /** Column on the target's table holding this resource's id. */
       foreignKey: string;
-      links: boolean;
-    }
-  | {
+    })
+  | (RelationshipBase & {
       kind: 'to-many';
-      type: string;
       /** Column on the target's table holding this resource's id. */
       foreignKey: string;
       /** Render `data` linkage even when not included (costs one batched query per page). */
       linkage: boolean;
-      links: boolean;
-    }
-  | {
+    })
+  | (RelationshipBase & {
       kind: 'to-many-through';
-      type: string;
       /** Join table, with the column pointing at this resource and the one pointing at the target. */
       through: string;
       sourceKey: string;
@@ -115,49 +122,55 @@ export type RelationshipDef =
       /** Column of this resource matched against `sourceKey`; usually `id`. */
       sourceColumn: string;
       linkage: boolean;
-      links: boolean;
-    };
+    });
 
 interface RelationshipOptions {
-  /** Add `links.self` and `links.related` to the relationship object. */
+  /** Add `links.self` to the relationship object and serve its relationship endpoint. */
   links?: boolean;
   /** To-many only: whether `data` linkage is rendered when the relationship is not included. */
   linkage?: boolean;
+  /** To-one only: add the related record's URL to the resource object's links. */
+  resourceLink?: boolean;
+  /** A condition on the related records or the join table (qualify its columns). */
+  where?: (eb: AnyEB) => Condition;
 }
+
+const base = (type: string, o: RelationshipOptions): RelationshipBase => ({
+  type,
+  links: o.links ?? false,
+  resourceLink: o.resourceLink ?? false,
+  where: o.where,
+});
 
 export const rel = {
   toOne: (type: string, foreignKey: string, o: RelationshipOptions = {}): RelationshipDef => ({
+    ...base(type, o),
     kind: 'to-one',
-    type,
     foreignKey,
-    links: o.links ?? false,
   }),
   hasOne: (type: string, foreignKey: string, o: RelationshipOptions = {}): RelationshipDef => ({
+    ...base(type, o),
     kind: 'has-one',
-    type,
     foreignKey,
-    links: o.links ?? false,
   }),
   toMany: (type: string, foreignKey: string, o: RelationshipOptions = {}): RelationshipDef => ({
+    ...base(type, o),
     kind: 'to-many',
-    type,
     foreignKey,
     linkage: o.linkage ?? true,
-    links: o.links ?? false,
   }),
   toManyThrough: (
     type: string,
     through: { table: string; sourceKey: string; targetKey: string; sourceColumn?: string },
     o: RelationshipOptions = {},
   ): RelationshipDef => ({
+    ...base(type, o),
     kind: 'to-many-through',
-    type,
     through: through.table,
     sourceKey: through.sourceKey,
     targetKey: through.targetKey,
     sourceColumn: through.sourceColumn ?? 'id',
     linkage: o.linkage ?? true,
-    links: o.links ?? false,
   }),
 };
 

@@ -45,7 +45,7 @@ export function resourceObjectSchema(resource: ResourceDefinition): TObject {
   for (const [name, a] of Object.entries(resource.attributes)) attributes[name] = Type.Optional(attributeSchema(a));
   const relationships: Record<string, TSchema> = {};
   for (const [name, r] of Object.entries(resource.relationships)) {
-    const links = Type.Optional(Type.Object({ self: Type.String(), related: Type.String() }));
+    const links = Type.Optional(Type.Object({ self: Type.String() }));
     relationships[name] = Type.Optional(
       r.kind === 'to-one' || r.kind === 'has-one'
         ? Type.Object({ data: Type.Union([identifier(r.type), Type.Null()]), links })
@@ -58,7 +58,7 @@ export function resourceObjectSchema(resource: ResourceDefinition): TObject {
       type: Type.Literal(resource.type),
       attributes: Type.Object(attributes),
       ...(Object.keys(relationships).length > 0 ? { relationships: Type.Optional(Type.Object(relationships)) } : {}),
-      links: Type.Optional(Type.Object({ self: Type.String() })),
+      links: Type.Optional(Type.Record(Type.String(), Type.String())),
     },
     { title: resource.type },
   );

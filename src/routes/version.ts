@@ -18,6 +18,7 @@ export function versionRoute(publicUrl: string) {
       {
         schema: {
           tags: ['Version'],
+          produces: [JSONAPI_MEDIA_TYPE],
           summary: 'API version',
           description: 'The API title and version, a link to the documentation and the JSON:API version. No authentication.',
           response: {
