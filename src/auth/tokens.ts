@@ -2,6 +2,7 @@
 // strings; the database keeps only their SHA-256, so a leaked table grants nothing. Every check
 // reads the database, so a revocation or key rotation takes effect at once in every process.
 import type { DatabaseHandle } from '../db/connect.js';
+import { ReusableQuery } from '../db/reusable-query.js';
 import type { Principal } from './principal.js';
 import { reachesEverySite } from './roles.js';
 import { newAccessToken, newRefreshToken, secretMatches, sha256Hex } from './secrets.js';
@@ -20,18 +21,25 @@ export interface IssuedTokens {
 }
 
 export class TokenService {
+  private readonly queries: ReturnType<typeof authenticationQueries>;
+
   constructor(
     private readonly handle: DatabaseHandle,
     private readonly settings: TokenSettings,
-  ) {}
+  ) {
+    this.queries = authenticationQueries(handle.db);
+  }
 
   /** client_credentials: the key's id and secret. Undefined when they do not match a key. */
   async grantForClient(clientId: string, clientSecret: string): Promise<IssuedTokens | undefined> {
-    const key = await this.handle.db
-      .selectFrom('api_keys')
-      .select(['id', 'secret_hash'])
-      .where('client_id', '=', clientId)
-      .executeTakeFirst();
+    // No client id holds a NUL, and PostgreSQL rejects text parameters that do: such a client is unknown.
+    const key = clientId.includes('\0')
+      ? undefined
+      : await this.handle.db
+          .selectFrom('api_keys')
+          .select(['id', 'secret_hash'])
+          .where('client_id', '=', clientId)
+          .executeTakeFirst();
     // Hash the presented secret even when the client is unknown, so timing does not tell.
     const matches = secretMatches(clientSecret, key?.secret_hash ?? '0'.repeat(64));
     if (!key || !matches) return undefined;
@@ -82,23 +90,8 @@ export class TokenService {
 
   /** The principal of a Bearer access token, or why there is none. */
   async authenticate(accessToken: string): Promise<Principal | 'unknown' | 'expired' | 'revoked'> {
-    const { db, traits } = this.handle;
-    const row = await db
-      .selectFrom('oauth_grants as g')
-      .innerJoin('api_keys as k', 'k.id', 'g.api_key_id')
-      .innerJoin('users as u', 'u.id', 'k.user_id')
-      .select([
-        'g.id as grant_id',
-        'g.access_expires_at',
-        'g.revoked_at',
-        'k.id as api_key_id',
-        'k.permissions',
-        'u.id as user_id',
-        'u.role',
-        'u.account_id',
-      ])
-      .where('g.access_token_hash', '=', sha256Hex(accessToken))
-      .executeTakeFirst();
+    const { traits } = this.handle;
+    const [row] = await this.queries.grantByAccessToken.execute([sha256Hex(accessToken)]);
     if (!row) return 'unknown';
     if (row.revoked_at !== null) return 'revoked';
     const expires = traits.decodeTimestamp(row.access_expires_at);
@@ -107,15 +100,8 @@ export class TokenService {
     const accountId = Number(row.account_id);
     const userId = Number(row.user_id);
     const siteRows = reachesEverySite(row.role)
-      ? await db.selectFrom('sites').select('id').where('account_id', '=', accountId).orderBy('id').execute()
-      : await db
-          .selectFrom('user_sites')
-          .innerJoin('sites', 'sites.id', 'user_sites.site_id')
-          .select('sites.id as id')
-          .where('user_sites.user_id', '=', userId)
-          .where('sites.account_id', '=', accountId)
-          .orderBy('sites.id')
-          .execute();
+      ? await this.queries.sitesOfAccount.execute([accountId])
+      : await this.queries.sitesOfUser.execute([userId, accountId]);
     return {
       accountId,
       userId,
@@ -152,3 +138,42 @@ export class TokenService {
     };
   }
 }
+
+/** The queries of every authenticated request, compiled once (see ReusableQuery). */
+function authenticationQueries(db: DatabaseHandle['db']) {
+  return {
+    grantByAccessToken: ReusableQuery.compile(
+      db,
+      db
+        .selectFrom('oauth_grants as g')
+        .innerJoin('api_keys as k', 'k.id', 'g.api_key_id')
+        .innerJoin('users as u', 'u.id', 'k.user_id')
+        .select([
+          'g.id as grant_id',
+          'g.access_expires_at',
+          'g.revoked_at',
+          'k.id as api_key_id',
+          'k.permissions',
+          'u.id as user_id',
+          'u.role',
+          'u.account_id',
+        ])
+        .where('g.access_token_hash', '=', 'access token hash'),
+    ),
+    sitesOfAccount: ReusableQuery.compile(
+      db,
+      db.selectFrom('sites').select('id').where('account_id', '=', 0).orderBy('id'),
+    ),
+    sitesOfUser: ReusableQuery.compile(
+      db,
+      db
+        .selectFrom('user_sites')
+        .innerJoin('sites', 'sites.id', 'user_sites.site_id')
+        .select('sites.id as id')
+        .where('user_sites.user_id', '=', 0) // user id
+        .where('sites.account_id', '=', 0) // account id
+        .orderBy('sites.id'),
+    ),
+  };
+}
+

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type LogEvent } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type LogEvent, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { redactUrl } from '../config.js';
@@ -15,6 +15,8 @@ export interface DatabaseHandle {
   traits: DialectTraits;
   /** Human-readable location, with any password hidden. */
   description: string;
+  /** PostgreSQL only: the schema given to connectDatabase, if any. */
+  schema?: string;
   close(): Promise<void>;
 }
 
@@ -47,7 +49,10 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('synchronous = NORMAL');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), ...queryLogger(options) });
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+      ...queryLogger(options),
+    });
     return {
       db,
       traits: traitsFor('sqlite'),
@@ -79,13 +84,45 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     db,
     traits: traitsFor('postgres'),
     description: `PostgreSQL ${redactUrl(config.url)}${schema ? ` (schema ${schema})` : ''}`,
+    ...(schema !== undefined ? { schema } : {}),
     close: () => db.destroy(),
+  };
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every statement anew on each query; preparing costs about as much as running a
+ * small query. The engine issues the same SQL shapes again and again, so keep prepared statements
+ * by their SQL text (least recently used out first).
+ */
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = cache.get(sql);
+      if (statement) {
+        cache.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      }
+      cache.set(sql, statement);
+      return statement;
+    },
   };
 }
 
 /** Brings the schema up to date. Safe to run from several processes at once (Kysely locks). */
 export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
-  const migrator = new Migrator({ db: handle.db, provider: migrationProvider(handle.traits) });
+  // Kysely looks for its migration tables in every schema unless told which one: without this, a
+  // schema made while another schema of the database has them would never get its own.
+  const migrator = new Migrator({
+    db: handle.db,
+    provider: migrationProvider(handle.traits),
+    ...(handle.schema !== undefined ? { migrationTableSchema: handle.schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
