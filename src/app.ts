@@ -9,7 +9,7 @@ import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { JsonApiEngine } from './jsonapi/engine.js';
-import { acceptJsonBodies, installErrorHandling, trackRoutesForMethodNotAllowed } from './jsonapi/http.js';
+import { acceptJsonBodies, frameworkErrorHandler, installErrorHandling, trackRoutesForMethodNotAllowed } from './jsonapi/http.js';
 import { Registry } from './jsonapi/registry.js';
 import type { ResourceDefinition } from './jsonapi/resource.js';
 import { resourceRoutes } from './jsonapi/routes.js';
@@ -57,6 +57,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       querystringParser: () => ({}),
     },
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler,
   });
 
   // Schemas document the API; the planner and handlers check requests with better errors than

@@ -1,4 +1,5 @@
 // The HTTP edge of the API: media types, body parsing, the one error handler, 404 and 405.
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   ApiError,
@@ -66,9 +67,9 @@ export function acceptFormBodies(instance: FastifyInstance): void {
 /** Turns any thrown error into a clean 4xx/5xx body; never a stack trace. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    const apiError = toApiError(error);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     const format = request.routeOptions.config?.errorFormat ?? 'jsonapi';
+    const apiError = toApiError(error, request, format);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(reply, apiError, format);
   });
 
@@ -98,23 +99,37 @@ const OAUTH_CODES = new Set([
   'invalid_token',
 ]);
 
-function toApiError(error: FastifyError | ApiError): ApiError {
+/**
+ * Fastify's framework errors (a path that is not valid percent-encoding, an over-long path
+ * parameter) are answered before any route is found; without this they get Fastify's own body.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const apiError = toApiError(error, request, 'jsonapi');
+  if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+  void sendError(reply, apiError, 'jsonapi');
+}
+
+function toApiError(error: FastifyError | ApiError, request: FastifyRequest, format: ErrorFormat): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError;
   switch (fastifyError.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
+      // Fastify's message does not name the type; the request does.
+      const given = request.headers['content-type'] || 'missing';
+      const accepted = format === 'oauth' ? 'application/x-www-form-urlencoded or application/json' : JSONAPI_MEDIA_TYPE;
+      return unsupportedMediaType(`Content-Type ${JSON.stringify(given)} is not accepted; send ${accepted}`);
+    }
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return unsupportedMediaType(
-        `Content-Type ${JSON.stringify(String(fastifyError.message).replace(/^Unsupported Media Type: ?/, '') || 'missing')} is not accepted; send ${JSONAPI_MEDIA_TYPE}`,
-      );
+      return badRequest('invalid_content_length', 'The request body size does not match its Content-Length');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return payloadTooLarge(Number((fastifyError as { limit?: number }).limit ?? 0) || 0);
+      // The error does not carry the limit; the route's options do.
+      return payloadTooLarge(request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit ?? 0);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return badRequest('empty_body', 'The request body is empty');
   }
   const status = fastifyError.statusCode ?? 500;
   if (status >= 400 && status < 500) {
-    return new ApiError(status, [{ code: 'bad_request', title: 'Bad Request', detail: fastifyError.message }]);
+    return new ApiError(status, [{ code: 'bad_request', title: STATUS_CODES[status] ?? 'Bad Request', detail: fastifyError.message }]);
   }
   return internalError();
 }
