@@ -25,9 +25,9 @@ export async function serve(config: Config): Promise<void> {
   }
 
   await app.listen({ port: config.port, host: config.host });
-  process.stdout.write(`${banner.join('\n')}\nsitebiz is serving ${config.publicUrl}/v1 (docs: ${config.publicUrl}/docs)\n\n`);
 
-  await new Promise<void>((resolve) => {
+  // The signal handlers go in before the banner: whoever reads "serving" may signal at once.
+  const stopped = new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
@@ -47,4 +47,6 @@ export async function serve(config: Config): Promise<void> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  process.stdout.write(`${banner.join('\n')}\nsitebiz is serving ${config.publicUrl}/v1 (docs: ${config.publicUrl}/docs)\n\n`);
+  await stopped;
 }
