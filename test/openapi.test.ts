@@ -62,6 +62,9 @@ function servedOperations(resources: readonly ResourceDefinition[]): string[] {
   for (const r of resources) {
     if (r.routes.list) served.push(`GET /v1/${r.type}`);
     if (r.routes.show) served.push(`GET /v1/${r.type}/{id}`);
+    for (const [name, relationship] of Object.entries(r.relationships)) {
+      if (relationship.links) served.push(`GET /v1/${r.type}/{id}/relationships/${name}`);
+    }
   }
   return served;
 }

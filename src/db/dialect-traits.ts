@@ -34,6 +34,9 @@ export interface DialectTraits {
   encodeJson(value: unknown): string;
   decodeJson(value: unknown): unknown;
 
+  /** A timestamp column as its ISO 8601 UTC text (`2026-01-31T09:30:00.000Z`), for text matching. */
+  timestampText(expr: Expression<unknown>): Expression<string>;
+
   /** Whether a driver error is a unique-constraint violation. */
   isUniqueViolation(error: unknown): boolean;
 
@@ -65,6 +68,8 @@ export const sqliteTraits: DialectTraits = {
   decodeTimestamp: (value) => (value === null || value === undefined ? null : String(value)),
   encodeJson: (value) => JSON.stringify(value),
   decodeJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value ?? null)),
+  // Stored as that text already.
+  timestampText: (expr) => expr as Expression<string>,
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE',
   // SQLite's LIKE already ignores ASCII case.
@@ -87,7 +92,9 @@ export const postgresTraits: DialectTraits = {
     return value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString();
   },
   encodeJson: (value) => JSON.stringify(value),
-  decodeJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value ?? null)),
+  // pg has already parsed jsonb: a string here is a JSON string value, not JSON text to parse.
+  decodeJson: (value) => value ?? null,
+  timestampText: (expr) => sql<string>`to_char(${expr} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505',
   likeInsensitive: (_eb, expr, pattern) => sql<SqlBool>`${expr} ilike ${pattern} escape '\\'`,

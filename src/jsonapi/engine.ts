@@ -2,8 +2,8 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/principal.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
-import { DocumentRenderer, type ResourceObject } from './document.js';
-import { notFound } from './errors.js';
+import { DocumentRenderer, type ResourceIdentifier, type ResourceObject } from './document.js';
+import { forbidden, invalidParameter, notFound } from './errors.js';
 import { Executor } from './executor.js';
 import { pageLinks, queryString, type PageLinks } from './links.js';
 import { parseIdValue, planList, planShow, type PlanOptions } from './planner.js';
@@ -26,6 +26,11 @@ export interface ListDocument {
   included?: ResourceObject[];
   links: PageLinks;
   meta: { total_pages: number; total_count: number; current_page: number };
+}
+
+export interface RelationshipDocument {
+  data: ResourceIdentifier | ResourceIdentifier[] | null;
+  links: { self: string };
 }
 
 export interface ShowDocument {
@@ -77,6 +82,33 @@ export class JsonApiEngine {
     const doc: ShowDocument = { data, links: { self, current: `${self}${queryString(query.pairs)}` } };
     if (plan.includes.length > 0) doc.included = this.renderer.includedObjects(result.included, plan.fields);
     return doc;
+  }
+
+  /** `GET /v1/<type>/<id>/relationships/<name>`: the linkage of one relationship. */
+  async relationship(
+    resource: ResourceDefinition,
+    rawId: string,
+    name: string,
+    rawQuery: string,
+    principal: Principal,
+  ): Promise<RelationshipDocument> {
+    const query = parseQueryString(rawQuery);
+    const first = query.pairs[0];
+    if (first) throw invalidParameter(first[0], `${first[0]} does not apply to a relationship endpoint`);
+    const relationship = resource.relationships[name];
+    if (!relationship) throw notFound(`${resource.type} has no relationship ${name}`);
+    const plan = planShow(resource, query, this.planOptions(principal));
+    const target = this.registry.get(relationship.type);
+    if (target.readPermission !== null && !principal.permissions.has(target.readPermission)) {
+      throw forbidden(`Reading ${target.type} needs the ${target.readPermission} permission, which this API key does not have`);
+    }
+    const id = parseIdValue(rawId);
+    const ids = id === undefined ? undefined : await this.executor.relationshipIds(plan, id, name);
+    if (!ids) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
+    const self = `${this.renderer.resourceUrl(resource, String(id))}/relationships/${name}`;
+    const toOne = relationship.kind === 'to-one' || relationship.kind === 'has-one';
+    const identifiers = ids.map((target) => ({ type: relationship.type, id: target }));
+    return { data: toOne ? (identifiers[0] ?? null) : identifiers, links: { self } };
   }
 
   private planOptions(principal: Principal): PlanOptions {

@@ -95,6 +95,23 @@ export class Executor {
     return { rows: [row], included };
   }
 
+  /**
+   * The linkage of one relationship of one record (`GET .../relationships/<name>`), or undefined
+   * when the record is outside the request's tenancy or does not exist.
+   */
+  async relationshipIds(plan: ReadPlan, id: number, name: string): Promise<string[] | undefined> {
+    const result = await this.show(plan, id);
+    const row = result?.rows[0];
+    const relationship = plan.resource.relationships[name];
+    if (!row || !relationship) return undefined;
+    if (relationship.kind === 'to-one') {
+      const fk = row[relationship.foreignKey];
+      return fk === null || fk === undefined ? [] : [String(fk)];
+    }
+    if (!row[LINKAGE]?.has(name)) await this.loadEdge(plan, name, relationship, [row], 'ids');
+    return row[LINKAGE]?.get(name) ?? [];
+  }
+
   /** The tenant boundary: records outside it do not exist for this request. */
   tenancyCondition(resource: ResourceDefinition, plan: ReadPlan): ConditionBuilder {
     const { tenancy, table } = resource;

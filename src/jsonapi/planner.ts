@@ -146,7 +146,7 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
       const value = parsePredicateValue(attribute.type, suffix, raw, parameter, traits);
       const computed = attribute.sql;
       const column = `${resource.table}.${attribute.column}`;
-      conditions.push((eb) => predicateCondition(eb, computed ? computed(eb, ctx) : column, suffix, value, traits));
+      conditions.push((eb) => predicateCondition(eb, computed ? computed(eb, ctx) : column, attribute.type, suffix, value, traits));
       continue;
     }
     if (options.ignoreUnknownFilters) continue;

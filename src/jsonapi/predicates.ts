@@ -25,7 +25,8 @@ export type PredicateSuffix =
   | 'not_in'
   | 'null';
 
-const TEXT: readonly PredicateSuffix[] = ['eq', 'not_eq', 'cont', 'i_cont', 'not_cont', 'start', 'end', 'in', 'not_in', 'null'];
+// Strings also order (lexicographically, by the database's collation): title_gte=M.
+const TEXT: readonly PredicateSuffix[] = ['eq', 'not_eq', 'cont', 'i_cont', 'not_cont', 'start', 'end', 'gt', 'gte', 'gteq', 'lt', 'lte', 'lteq', 'in', 'not_in', 'null'];
 const ORDERED: readonly PredicateSuffix[] = ['eq', 'not_eq', 'gt', 'gte', 'gteq', 'lt', 'lte', 'lteq', 'in', 'not_in', 'null'];
 
 export const PREDICATES_BY_TYPE: Record<AttributeType, readonly PredicateSuffix[]> = {
@@ -33,7 +34,8 @@ export const PREDICATES_BY_TYPE: Record<AttributeType, readonly PredicateSuffix[
   integer: ORDERED,
   number: ORDERED,
   id: ['eq', 'not_eq', 'in', 'not_in', 'null'],
-  datetime: ORDERED,
+  // Text suffixes match the ISO 8601 rendering: publish_at_start=2026-03 is "in March 2026".
+  datetime: [...ORDERED, 'cont', 'not_cont', 'start', 'end'],
   boolean: ['eq', 'not_eq', 'null'],
   json: ['null'],
 };
@@ -41,7 +43,7 @@ export const PREDICATES_BY_TYPE: Record<AttributeType, readonly PredicateSuffix[
 export const PREDICATE_MEANINGS: Record<PredicateSuffix, string> = {
   eq: 'equals',
   not_eq: 'does not equal (records whose value is null do not match)',
-  cont: 'contains the text, ignoring case',
+  cont: 'contains the text, ignoring case (timestamps: their ISO 8601 text)',
   i_cont: 'contains the text, ignoring case (same as cont)',
   not_cont: 'does not contain the text, ignoring case',
   start: 'starts with the text, ignoring case',
@@ -159,11 +161,13 @@ export function parsePredicateValue(
 export function predicateCondition(
   eb: AnyEB,
   column: string | Expression<unknown>,
+  type: AttributeType,
   suffix: PredicateSuffix,
   value: unknown,
   traits: DialectTraits,
 ): Expression<SqlBool> {
   const ref = typeof column === 'string' ? eb.ref(column) : column;
+  const asText = type === 'datetime' ? traits.timestampText(ref) : ref;
   switch (suffix) {
     case 'eq':
       return eb(ref, '=', value);
@@ -189,8 +193,8 @@ export function predicateCondition(
     case 'i_cont':
     case 'start':
     case 'end':
-      return traits.likeInsensitive(eb, ref, value as string);
+      return traits.likeInsensitive(eb, asText, value as string);
     case 'not_cont':
-      return eb.not(traits.likeInsensitive(eb, ref, value as string));
+      return eb.not(traits.likeInsensitive(eb, asText, value as string));
   }
 }

@@ -58,7 +58,9 @@ export class Registry {
       if (a.compute && (a.sortable || a.predicates.length > 0)) {
         throw new Error(`${where}: computed attribute ${name} cannot be sorted or filtered`);
       }
-      if (name === 'id' || name === 'type') throw new Error(`${where}: ${name} cannot be an attribute`);
+      // JSON:API reserves `type` too, but upstream has `type` attributes (custom fields, form
+      // fields) that existing clients read, so only `id` is refused.
+      if (name === 'id') throw new Error(`${where}: ${name} cannot be an attribute`);
     }
     const { name } = parseSortValue(r.defaultSort);
     if (!this.isSortable(r, name)) throw new Error(`${where}: default sort ${r.defaultSort} is not a sort key`);

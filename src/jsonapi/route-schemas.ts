@@ -5,7 +5,7 @@ import { JSONAPI_MEDIA_TYPE } from './http.js';
 import { PREDICATE_MEANINGS } from './predicates.js';
 import { filterNames, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './planner.js';
 import type { Registry } from './registry.js';
-import type { AttributeDef, ResourceDefinition } from './resource.js';
+import type { AttributeDef, RelationshipDef, ResourceDefinition } from './resource.js';
 
 const nullable = (schema: TSchema, isNullable: boolean) => (isNullable ? Type.Union([schema, Type.Null()]) : schema);
 
@@ -187,4 +187,24 @@ function describeFilter(resource: ResourceDefinition, name: string): string {
     }
   }
   return name;
+}
+
+export function relationshipRouteSchema(resource: ResourceDefinition, name: string, relationship: RelationshipDef) {
+  const toOne = relationship.kind === 'to-one' || relationship.kind === 'has-one';
+  return {
+    tags: [resource.type],
+    summary: `The ${name} of one ${resource.type} record (linkage)`,
+    description: `Resource identifiers of the ${relationship.type} related to the record as ${name}.`,
+    security: [{ Bearer: [] }],
+    produces: [JSONAPI_MEDIA_TYPE],
+    params: Type.Object({ id: Type.String({ description: 'Record id' }) }),
+    response: {
+      200: Type.Object({
+        data: toOne ? Type.Union([identifier(relationship.type), Type.Null()]) : Type.Array(identifier(relationship.type)),
+        links: Type.Object({ self: Type.String() }),
+      }),
+      ...errorResponses,
+      404: { ...errorDocumentSchema, description: 'No such record, or one this token may not see' },
+    },
+  };
 }

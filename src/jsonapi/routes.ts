@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/authenticate.js';
 import type { JsonApiEngine } from './engine.js';
 import { JSONAPI_MEDIA_TYPE } from './http.js';
-import { listRouteSchema, showRouteSchema } from './route-schemas.js';
+import { listRouteSchema, relationshipRouteSchema, showRouteSchema } from './route-schemas.js';
 
 /** The raw query string of a request, without `?`. */
 export function rawQueryOf(request: FastifyRequest): string {
@@ -24,6 +24,17 @@ export function resourceRoutes(engine: JsonApiEngine) {
           const doc = await engine.list(resource, rawQueryOf(request), principalOf(request));
           return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
         });
+      }
+      for (const [name, relationship] of Object.entries(resource.relationships)) {
+        if (!relationship.links) continue;
+        app.get<{ Params: { id: string } }>(
+          `/${resource.type}/:id/relationships/${name}`,
+          { schema: relationshipRouteSchema(resource, name, relationship) },
+          async (request, reply) => {
+            const doc = await engine.relationship(resource, request.params.id, name, rawQueryOf(request), principalOf(request));
+            return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
+          },
+        );
       }
       if (resource.routes.show) {
         app.get<{ Params: { id: string } }>(

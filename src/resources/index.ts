@@ -1,7 +1,52 @@
 // Every resource of the API, by name. Adding a resource means adding its file and a line here;
 // nothing scans directories.
 import type { ResourceDefinition } from '../jsonapi/resource.js';
+import { contactNotes } from './contact-notes.js';
+import { contactTags } from './contact-tags.js';
+import { contacts } from './contacts.js';
+import { courses, lessons, media, modules } from './courses.js';
+import { customFields } from './custom-fields.js';
+import { customers } from './customers.js';
+import { formFields, forms, formSubmissions } from './forms.js';
+import { hooks } from './hooks.js';
+import { offers } from './offers.js';
+import { orderItems, orders } from './orders.js';
+import { blogPosts, blogs, landingPages, websitePages } from './pages.js';
+import { kajabiPaymentsPayouts } from './payouts.js';
+import { podcastEpisodes, podcasts } from './podcasts.js';
+import { products } from './products.js';
+import { purchases } from './purchases.js';
 import { sites } from './sites.js';
+import { transactions } from './transactions.js';
 import { users } from './users.js';
 
-export const RESOURCES: readonly ResourceDefinition[] = [sites, users];
+export const RESOURCES: readonly ResourceDefinition[] = [
+  sites,
+  users,
+  contacts,
+  customers,
+  contactTags,
+  customFields,
+  contactNotes,
+  offers,
+  products,
+  courses,
+  modules,
+  lessons,
+  media,
+  podcasts,
+  podcastEpisodes,
+  forms,
+  formFields,
+  formSubmissions,
+  landingPages,
+  websitePages,
+  blogs,
+  blogPosts,
+  purchases,
+  transactions,
+  orders,
+  orderItems,
+  kajabiPaymentsPayouts,
+  hooks,
+];

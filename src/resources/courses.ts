@@ -1,0 +1,96 @@
+import { attr, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
+
+/** Positions are integers in the database and strings in the upstream schema. */
+const position = attr.computed('string', ['position'], (row) => (row.position === null ? null : String(row.position)), {
+  nullable: true,
+  description: 'Order within the parent, as a string',
+});
+
+export const courses = defineResource({
+  type: 'courses',
+  table: 'courses',
+  description: 'Courses: a product made of modules (chapters) and lessons, each lesson with media.',
+  readPermission: 'view:products',
+  tenancy: { kind: 'site', column: 'site_id' },
+  defaultSort: 'title',
+  attributes: {
+    title: attr.string({ sort: true, filter: ['eq', 'cont'] }),
+    description: attr.string({ nullable: true, filter: ['cont'] }),
+    created_at: attr.datetime({ sort: true }),
+    thumbnail_url: attr.string({ nullable: true }),
+  },
+  relationships: {
+    site: rel.toOne('sites', 'site_id'),
+    // The offers that give access to the course's product.
+    offers: rel.toManyThrough('offers', { table: 'offer_products', sourceKey: 'product_id', targetKey: 'offer_id', sourceColumn: 'product_id' }),
+    modules: rel.toMany('modules', 'course_id'),
+    lessons: rel.toMany('lessons', 'course_id'),
+  },
+  filters: {
+    // publish_status filters but is not rendered: the upstream schema has no such attribute.
+    publish_status_eq: namedFilter('string', 'Courses whose publish status equals the value (published or draft)', (eb, value) =>
+      eb('courses.publish_status', '=', value),
+    ),
+  },
+});
+
+export const modules = defineResource({
+  type: 'modules',
+  table: 'modules',
+  description: 'A chapter of a course. Reached through courses?include=modules.',
+  readPermission: 'view:products',
+  tenancy: { kind: 'site', column: 'site_id' },
+  defaultSort: 'position',
+  routes: { list: false, show: false },
+  attributes: {
+    title: attr.string(),
+    description: attr.string({ nullable: true }),
+    position,
+    poster_image_url: attr.string({ nullable: true }),
+    publishing_option: attr.string({ enum: ['published', 'draft', 'drip'] }),
+  },
+  sorts: { position: (eb) => eb.ref('modules.position') },
+  relationships: {
+    course: rel.toOne('courses', 'course_id'),
+    lessons: rel.toMany('lessons', 'module_id', { linkage: false }),
+  },
+});
+
+export const lessons = defineResource({
+  type: 'lessons',
+  table: 'lessons',
+  description: 'A lesson of a course, within a module. Reached through courses?include=lessons.',
+  readPermission: 'view:products',
+  tenancy: { kind: 'site', column: 'site_id' },
+  defaultSort: 'position',
+  routes: { list: false, show: false },
+  attributes: {
+    title: attr.string(),
+    position,
+    status: attr.string({ enum: ['published', 'draft'] }),
+    publishing_option: attr.string({ enum: ['published', 'draft', 'drip'] }),
+  },
+  sorts: { position: (eb) => eb.ref('lessons.position') },
+  relationships: {
+    course: rel.toOne('courses', 'course_id'),
+    module: rel.toOne('modules', 'module_id'),
+    media: rel.toMany('media', 'lesson_id', { linkage: false }),
+  },
+});
+
+export const media = defineResource({
+  type: 'media',
+  table: 'media',
+  description: 'A video, audio file or download of a lesson. Reached through courses?include=lessons.media.',
+  readPermission: 'view:products',
+  tenancy: { kind: 'site', column: 'site_id' },
+  defaultSort: 'id',
+  routes: { list: false, show: false },
+  attributes: {
+    kind: attr.string({ enum: ['video', 'audio', 'download'] }),
+    title: attr.string(),
+    url: attr.string(),
+    duration_seconds: attr.integer({ nullable: true }),
+  },
+  relationships: { lesson: rel.toOne('lessons', 'lesson_id') },
+});

@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import { escapeLike } from '../db/dialect-traits.js';
+import { attr, defineResource, rel } from '../jsonapi/resource.js';
+import { centsToDecimal, contactFilterFamily } from './contact-filters.js';
+
+/** The custom avatar, else a Gravatar URL that shows a blank image when the email has none. */
+export function avatarFor(avatarUrl: unknown, email: unknown): string | null {
+  if (typeof avatarUrl === 'string' && avatarUrl !== '') return avatarUrl;
+  if (typeof email !== 'string' || email === '') return null;
+  const hash = createHash('md5').update(email.trim().toLowerCase()).digest('hex');
+  return `https://www.gravatar.com/avatar/${hash}?d=blank`;
+}
+
+export const customers = defineResource({
+  type: 'customers',
+  table: 'customers',
+  description:
+    'Members of a site: contacts who were granted an offer or made a purchase. Name and email are kept in sync with the contact.',
+  readPermission: 'view:customers',
+  tenancy: { kind: 'site', column: 'site_id' },
+  defaultSort: '-created_at',
+  attributes: {
+    name: attr.string({ sort: true, description: 'Full name; generated from the email when left blank' }),
+    email: attr.string({ sort: true, description: 'Email, unique within the site, lower-cased and stripped' }),
+    avatar: attr.computed('string', ['avatar_url', 'email'], (row) => avatarFor(row.avatar_url, row.email), {
+      nullable: true,
+      description: 'Custom avatar, else a Gravatar URL that falls back to a blank image',
+    }),
+    external_user_id: attr.string({ nullable: true, description: 'Reference in an external system, unique within the site' }),
+    public_bio: attr.string({ nullable: true }),
+    public_location: attr.string({ nullable: true }),
+    public_website: attr.string({ nullable: true, description: 'A normalized URL' }),
+    socials: attr.json({ nullable: true, description: 'Social media links by network' }),
+    net_revenue: attr.computed('string', ['net_revenue_cents'], (row) => centsToDecimal(Number(row.net_revenue_cents ?? 0)), {
+      description: 'Successful payments less refunds, as a decimal string such as "123.45"',
+    }),
+    sign_in_count: attr.integer(),
+    last_request_at: attr.datetime({ sort: true, nullable: true, description: 'Most recent activity' }),
+    bounced_at: attr.datetime({ nullable: true, description: 'When the email started bouncing; reset when the email changes' }),
+    created_at: attr.datetime({ sort: true }),
+    updated_at: attr.datetime(),
+  },
+  sorts: {
+    net_revenue: (eb) => eb.ref('customers.net_revenue_cents'),
+  },
+  relationships: {
+    site: rel.toOne('sites', 'site_id'),
+    contact: rel.toOne('contacts', 'contact_id', { resourceLink: true }),
+    offers: rel.toManyThrough(
+      'offers',
+      { table: 'offer_grants', sourceKey: 'contact_id', targetKey: 'offer_id', sourceColumn: 'contact_id' },
+      { links: true, where: (eb) => eb('offer_grants.revoked_at', 'is', null) },
+    ),
+    products: rel.toManyThrough(
+      'products',
+      { table: 'memberships', sourceKey: 'contact_id', targetKey: 'product_id', sourceColumn: 'contact_id' },
+      { where: (eb) => eb('memberships.ended_at', 'is', null) },
+    ),
+  },
+  includeNarrowing: {
+    offers: {
+      search: (eb, text, ctx) =>
+        eb.or([
+          ctx.traits.likeInsensitive(eb, eb.ref('offers.title'), `%${escapeLike(text)}%`),
+          ctx.traits.likeInsensitive(eb, eb.ref('offers.internal_title'), `%${escapeLike(text)}%`),
+        ]),
+    },
+    products: {
+      search: (eb, text, ctx) => ctx.traits.likeInsensitive(eb, eb.ref('products.title'), `%${escapeLike(text)}%`),
+    },
+  },
+  filters: contactFilterFamily({ table: 'customers', contactId: 'customers.contact_id', createdAt: 'customers.created_at', noun: 'customer' }),
+});

@@ -1,0 +1,55 @@
+import { attr, defineResource, rel } from '../jsonapi/resource.js';
+
+export const podcasts = defineResource({
+  type: 'podcasts',
+  table: 'podcasts',
+  description: 'Podcasts of a site, with their episodes.',
+  readPermission: 'view:products',
+  tenancy: { kind: 'site', column: 'site_id' },
+  defaultSort: 'title',
+  attributes: {
+    title: attr.string({ sort: true, filter: ['eq', 'cont'] }),
+    description: attr.string(),
+    language: attr.string({ description: 'Language code, such as en' }),
+    owner_email: attr.string(),
+    author: attr.string({ nullable: true }),
+    status: attr.string({ sort: true, filter: ['eq'], enum: ['ready', 'processing'] }),
+    show_type: attr.string({ filter: ['eq'], enum: ['episodic', 'serial'] }),
+    thumbnail_url: attr.string({ nullable: true }),
+    cover_art_url: attr.string({ nullable: true }),
+    categories: attr.json({ description: 'Category names' }),
+    directories: attr.json({ description: 'Podcast directories: objects with id, url and config' }),
+    migrated_to_url: attr.string({ nullable: true }),
+    migrated: attr.boolean(),
+    public: attr.boolean(),
+    ready: attr.boolean(),
+    distribution_ready: attr.boolean(),
+    url: attr.string(),
+    created_at: attr.datetime({ sort: true }),
+    updated_at: attr.datetime({ sort: true }),
+  },
+  relationships: {
+    site: rel.toOne('sites', 'site_id'),
+    episodes: rel.toMany('podcast_episodes', 'podcast_id', { linkage: false }),
+  },
+});
+
+export const podcastEpisodes = defineResource({
+  type: 'podcast_episodes',
+  table: 'podcast_episodes',
+  description: 'An episode of a podcast. Reached through podcasts?include=episodes.',
+  readPermission: 'view:products',
+  tenancy: { kind: 'site', column: 'site_id' },
+  defaultSort: 'episode_number',
+  routes: { list: false, show: false },
+  attributes: {
+    title: attr.string(),
+    description: attr.string({ nullable: true }),
+    episode_number: attr.integer({ sort: true }),
+    duration_seconds: attr.integer(),
+    audio_url: attr.string(),
+    published_at: attr.datetime({ nullable: true }),
+    created_at: attr.datetime(),
+  },
+  relationships: { podcast: rel.toOne('podcasts', 'podcast_id') },
+});

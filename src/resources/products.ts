@@ -1,0 +1,38 @@
+import { attr, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
+
+export const products = defineResource({
+  type: 'products',
+  table: 'products',
+  description: 'What members get access to: courses, coaching programs, podcasts, communities and more.',
+  readPermission: 'view:products',
+  tenancy: { kind: 'site', column: 'site_id' },
+  defaultSort: 'title',
+  attributes: {
+    title: attr.string({ sort: true, filter: ['eq', 'cont', 'start'] }),
+    description: attr.string({ sort: true, nullable: true, filter: ['cont'] }),
+    created_at: attr.datetime({ sort: true, filter: ['gt', 'gte', 'lt', 'lte'] }),
+    status: attr.string({ sort: true, filter: ['eq', 'in'], enum: ['ready', 'processing', 'draft'] }),
+    members_aggregate_count: attr.integer({
+      description: 'Members with current access (memberships that have not ended)',
+      sql: (eb) =>
+        eb
+          .selectFrom('memberships as product_members')
+          .select((m) => m.fn.countAll().as('n'))
+          .whereRef('product_members.product_id', '=', 'products.id')
+          .where('product_members.ended_at', 'is', null),
+    }),
+    product_type_name: attr.string({ filter: ['eq'], description: 'Course, Coaching Program, Podcast, Community, ...' }),
+    product_type_id: attr.integer({ filter: ['eq'] }),
+    publish_status: attr.string({ filter: ['eq'], enum: ['published', 'draft'] }),
+    thumbnail_url: attr.string({ nullable: true }),
+    url: attr.string({ nullable: true }),
+  },
+  relationships: { site: rel.toOne('sites', 'site_id') },
+  filters: {
+    exclude_product_types: namedFilter(
+      'strings',
+      'Leave out products of these kinds (fully qualified, e.g. Courses::CohortCourse); repeat filter[exclude_product_types][] or give a comma list',
+      (eb, kinds) => eb('products.productizable_type', 'not in', kinds),
+    ),
+  },
+});

@@ -1,0 +1,51 @@
+import { attr, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
+import { escapeLike } from '../db/dialect-traits.js';
+
+export const purchases = defineResource({
+  type: 'purchases',
+  table: 'purchases',
+  description:
+    'Purchases of offers by customers. Deactivating a purchase ends the access it gave; its subscription, if any, goes on until cancelled.',
+  readPermission: 'view:purchases',
+  tenancy: { kind: 'site', column: 'site_id' },
+  defaultSort: '-created_at',
+  attributes: {
+    amount_in_cents: attr.integer({ filter: ['eq', 'gt', 'gte', 'lt', 'lte'] }),
+    payment_type: attr.string({ filter: ['eq', 'in'], enum: ['one_time', 'subscription', 'multipay', 'free'] }),
+    multipay_payments_made: attr.integer({ nullable: true, description: 'Payments made so far on a payment plan' }),
+    opt_in: attr.boolean({ description: 'Agreed to marketing email at checkout' }),
+    raw_extra_contact_information: attr.json({ description: 'Extra checkout fields as entered' }),
+    currency: attr.string({ filter: ['eq'] }),
+    effective_start_at: attr.datetime({ nullable: true }),
+    cardholder_name: attr.string({ nullable: true }),
+    billing_address_zip: attr.string({ nullable: true }),
+    deactivated_at: attr.datetime({ nullable: true, filter: ['null', 'gt', 'lt'] }),
+    deactivation_reason: attr.string({ nullable: true }),
+    coupon_code: attr.string({ nullable: true, filter: ['eq', 'cont', 'null'] }),
+    source: attr.string({ nullable: true, filter: ['eq'] }),
+    referrer: attr.string({ nullable: true, filter: ['eq', 'cont', 'start'] }),
+    quantity: attr.integer({ filter: ['eq', 'gt'] }),
+    created_at: attr.datetime({ sort: true, filter: ['gt', 'gte', 'lt', 'lte'] }),
+    updated_at: attr.datetime({ sort: true }),
+  },
+  relationships: {
+    offer: rel.toOne('offers', 'offer_id'),
+    customer: rel.toOne('customers', 'customer_id'),
+    transactions: rel.toManyThrough('transactions', { table: 'purchase_transactions', sourceKey: 'purchase_id', targetKey: 'transaction_id' }),
+    products: rel.toManyThrough('products', { table: 'offer_products', sourceKey: 'offer_id', targetKey: 'product_id', sourceColumn: 'offer_id' }),
+  },
+  filters: {
+    active: namedFilter('boolean', 'true: purchases that are not deactivated; false: deactivated ones', (eb, v) =>
+      v ? eb('purchases.deactivated_at', 'is', null) : eb('purchases.deactivated_at', 'is not', null),
+    ),
+    deactivated: namedFilter('boolean', 'true: deactivated purchases; false: the others', (eb, v) =>
+      v ? eb('purchases.deactivated_at', 'is not', null) : eb('purchases.deactivated_at', 'is', null),
+    ),
+    customer_id: namedFilter('id', 'Purchases of one customer', (eb, id) => eb('purchases.customer_id', '=', id)),
+    offer_id: namedFilter('id', 'Purchases of one offer', (eb, id) => eb('purchases.offer_id', '=', id)),
+    // Upstream documents filter[referrer] with a contains example.
+    referrer: namedFilter('string', 'Purchases whose referrer contains the text, ignoring case', (eb, text, ctx) =>
+      ctx.traits.likeInsensitive(eb, eb.ref('purchases.referrer'), `%${escapeLike(text)}%`),
+    ),
+  },
+});
