@@ -18,9 +18,11 @@ function assertUnauthorized(res: Res, label: string): { detail: string; challeng
   assert.deepEqual(Object.keys(body), ['errors'], label);
   assert.equal(body.errors.length, 1, label);
   assert.equal(body.errors[0].status, '401', label);
-  assert.equal(body.errors[0].code, 'unauthorized', label);
   assert.equal(body.errors[0].title, 'Unauthorized', label);
   const challenge = String(res.headers['www-authenticate']);
+  // The error code is the RFC 6750 code of the challenge (invalid_request, invalid_token), or
+  // `unauthorized` when no credentials were sent at all.
+  assert.equal(body.errors[0].code, /error="([a-z_]+)"/.exec(challenge)?.[1] ?? 'unauthorized', label);
   assert.ok(challenge.startsWith(REALM), `${label}: ${challenge}`);
   return { detail: body.errors[0].detail as string, challenge };
 }

@@ -364,7 +364,7 @@ for (const dialect of DIALECTS) {
         headers: { ...FORM, authorization: basic(t.tenant.clientId, t.tenant.clientSecret) },
         payload: form({ token: target.access_token }),
       });
-      assertOAuthError(basicAuth, 401, 'invalid_token');
+      assertOAuthError(basicAuth, 401, 'invalid_request'); // RFC 6750: a malformed Bearer header is invalid_request
 
       // None of those revoked anything.
       assert.equal(await meStatus(target.access_token), 200);

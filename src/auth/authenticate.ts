@@ -13,7 +13,7 @@ declare module 'fastify' {
 const REALM = 'Bearer realm="sitebiz"';
 
 const invalidToken = (detail: string) =>
-  unauthorized(detail, `${REALM}, error="invalid_token", error_description="${detail.replace(/"/g, "'")}"`);
+  unauthorized(detail, `${REALM}, error="invalid_token", error_description="${detail.replace(/"/g, "'")}"`, 'invalid_token');
 
 export function bearerAuthentication(tokens: TokenService) {
   return async function authenticate(request: FastifyRequest): Promise<void> {
@@ -26,6 +26,7 @@ export function bearerAuthentication(tokens: TokenService) {
       throw unauthorized(
         'The Authorization header must be "Bearer <access_token>"',
         `${REALM}, error="invalid_request", error_description="malformed Authorization header"`,
+        'invalid_request',
       );
     }
     const result = await tokens.authenticate(match[1]);

@@ -46,8 +46,9 @@ export const badRequest = (code: string, detail: string, source?: ErrorSource) =
 export const invalidParameter = (parameter: string, detail: string) =>
   one(400, 'invalid_parameter', 'Invalid Query Parameter', detail, { parameter });
 
-export const unauthorized = (detail: string, wwwAuthenticate: string) =>
-  new ApiError(401, [{ code: 'unauthorized', title: 'Unauthorized', detail }], {
+/** `code` follows RFC 6750: invalid_request (malformed), invalid_token (bad, expired, revoked). */
+export const unauthorized = (detail: string, wwwAuthenticate: string, code = 'unauthorized') =>
+  new ApiError(401, [{ code, title: 'Unauthorized', detail }], {
     'www-authenticate': wwwAuthenticate,
   });
 

@@ -4,7 +4,7 @@ import { principalOf } from '../auth/authenticate.js';
 import type { JsonApiEngine } from '../jsonapi/engine.js';
 import { JSONAPI_MEDIA_TYPE } from '../jsonapi/http.js';
 import { showRouteSchema } from '../jsonapi/route-schemas.js';
-import { pathOf, rawQueryOf } from '../jsonapi/routes.js';
+import { rawQueryOf } from '../jsonapi/routes.js';
 
 export function meRoute(engine: JsonApiEngine) {
   const users = engine.registry.get('users');
@@ -14,7 +14,8 @@ export function meRoute(engine: JsonApiEngine) {
       { schema: { ...showRouteSchema(engine.registry, users, false), summary: 'The current user', tags: ['Me'] } },
       async (request, reply) => {
         const principal = principalOf(request);
-        const doc = await engine.show(users, String(principal.userId), rawQueryOf(request), principal, pathOf(request));
+        // The canonical path, whatever form (trailing slash) the request used.
+        const doc = await engine.show(users, String(principal.userId), rawQueryOf(request), principal, '/v1/me');
         return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
       },
     );
