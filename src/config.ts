@@ -70,7 +70,7 @@ export const SETTINGS = {
   ignoreUnknownFilters: {
     env: 'IGNORE_UNKNOWN_FILTERS',
     flag: 'ignore-unknown-filters',
-    description: 'true to ignore unknown filter[...] parameters as upstream does (default false: 400)',
+    description: 'true: ignore unknown filter[...] parameters as upstream does; false: answer 400',
     default: 'false',
   },
 } satisfies Record<string, SettingSpec>;

@@ -115,8 +115,13 @@ const COMMANDS: Record<string, Command> = {
     options: {},
     async run(values) {
       const config = configFrom(values);
-      const applied = await withDatabase(config, async () => []);
-      out(applied.length === 0 ? 'Database is up to date.' : `Applied: ${applied.join(', ')}`);
+      const handle = await connectDatabase(config.database);
+      try {
+        const applied = await migrateToLatest(handle);
+        out(applied.length === 0 ? 'Database is up to date.' : `Applied: ${applied.join(', ')}`);
+      } finally {
+        await handle.close();
+      }
     },
   },
   'keys create': {

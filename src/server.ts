@@ -17,7 +17,11 @@ export async function serve(config: Config): Promise<void> {
   const banner: string[] = [];
   if (!hasAccount) {
     const result = await initialize(database, { demo: true, baseUrl: config.publicUrl });
-    process.stdout.write(`\nsitebiz: new database (${database.description}); created the demo account.\n`);
+    process.stdout.write(
+      result.created
+        ? `\nsitebiz: new database (${database.description}); created the demo account.\n`
+        : `\nsitebiz: another process created the account first; here is a new key for its owner.\n`,
+    );
     printCredentials(result);
     banner.push(`Then: curl -s ${config.publicUrl}/v1/me -H "Authorization: Bearer <access_token>"`);
   } else {

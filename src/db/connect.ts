@@ -114,7 +114,11 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   };
 }
 
-/** Brings the schema up to date. Safe to run from several processes at once (Kysely locks). */
+/**
+ * Brings the schema up to date. Safe to run from several processes at once: PostgreSQL takes
+ * Kysely's migration lock; on SQLite a process that loses the race (its transaction saw the
+ * schema before the winner committed) fails, waits, and finds the migrations applied.
+ */
 export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
   // Kysely looks for its migration tables in every schema unless told which one: without this, a
   // schema made while another schema of the database has them would never get its own.
@@ -123,9 +127,12 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]>
     provider: migrationProvider(handle.traits),
     ...(handle.schema !== undefined ? { migrationTableSchema: handle.schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    if (attempt >= 5) throw error instanceof Error ? error : new Error(String(error));
+    await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+  }
 }
 
 /** Drops a PostgreSQL schema made for a test run. */

@@ -21,6 +21,11 @@ function stamp(handle: DatabaseHandle, clock: Clock) {
   return { created_at: at, updated_at: at };
 }
 
+/** Runs `fn` in a transaction, or in the caller's when the handle is already inside one. */
+function inTransaction<T>(handle: DatabaseHandle, fn: (trx: DatabaseHandle['db']) => Promise<T>): Promise<T> {
+  return handle.db.isTransaction ? fn(handle.db) : handle.db.transaction().execute(fn);
+}
+
 async function uniqueOrExplain<T>(handle: DatabaseHandle, what: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
@@ -87,7 +92,7 @@ export async function createUser(
     if (missing.length > 0) throw new AdminError(`no site ${missing.join(', ')} in account ${input.accountId}`);
   }
   return uniqueOrExplain(handle, `email ${email}`, () =>
-    handle.db.transaction().execute(async (trx) => {
+    inTransaction(handle, async (trx) => {
       const row = await trx
         .insertInto('users')
         .values({ account_id: input.accountId, name, email, role: input.role, ...stamp(handle, clock) })
@@ -207,7 +212,7 @@ export async function rotateApiKey(
   const key = await requireKey(handle, ref);
   const clientSecret = newClientSecret();
   const at = handle.traits.encodeTimestamp(clock.now());
-  await handle.db.transaction().execute(async (trx) => {
+  await inTransaction(handle, async (trx) => {
     await trx
       .updateTable('api_keys')
       .set({ secret_hash: sha256Hex(clientSecret), rotated_at: at, updated_at: at })
@@ -221,7 +226,7 @@ export async function rotateApiKey(
 /** Deletes the key; its grants go with it (foreign key cascade), so its tokens stop at once. */
 export async function deleteApiKey(handle: DatabaseHandle, ref: string): Promise<{ id: number; clientId: string }> {
   const key = await requireKey(handle, ref);
-  await handle.db.transaction().execute(async (trx) => {
+  await inTransaction(handle, async (trx) => {
     await trx.deleteFrom('oauth_grants').where('api_key_id', '=', key.id).execute();
     await trx.deleteFrom('api_keys').where('id', '=', key.id).execute();
   });

@@ -5,6 +5,8 @@ import { PERMISSION_NAMES } from '../auth/permissions.js';
 import { DEMO_ACCOUNT, seedDemoData } from '../demo/seed.js';
 import { createAccount, createApiKey, createSite, createUser, type Clock } from './accounts.js';
 
+const EMPTY_ACCOUNT = { account: 'My Account', owner: 'Account Owner', email: 'owner@example.com', site: 'My Site', subdomain: 'my-site' };
+
 export interface InitResult {
   account_id: string;
   user_id: string;
@@ -24,17 +26,27 @@ export async function initialize(
   const { db } = handle;
   let created = false;
   let account = await db.selectFrom('accounts').select('id').orderBy('id').executeTakeFirst();
-  let accountId: number;
   if (!account) {
-    created = true;
-    const names = options.demo ? DEMO_ACCOUNT : { account: 'My Account', owner: 'Account Owner', email: 'owner@example.com', site: 'My Site', subdomain: 'my-site' };
-    accountId = await createAccount(handle, { name: names.account }, clock);
-    await createUser(handle, { accountId, name: names.owner, email: names.email, role: 'owner' }, clock);
-    const siteId = await createSite(handle, { accountId, title: names.site, subdomain: names.subdomain }, clock);
-    if (options.demo) await seedDemoData(handle, { accountId, siteId }, clock);
-    account = { id: accountId };
+    try {
+      // One transaction, so a half-made account never exists. Two processes starting together
+      // on an empty database race here: the loser hits a unique constraint (the owner's email)
+      // or a busy lock, rolls back, and uses the winner's account.
+      account = await db.transaction().execute(async (trx) => {
+        const tx: DatabaseHandle = { ...handle, db: trx };
+        const names = options.demo ? DEMO_ACCOUNT : EMPTY_ACCOUNT;
+        const newAccountId = await createAccount(tx, { name: names.account }, clock);
+        await createUser(tx, { accountId: newAccountId, name: names.owner, email: names.email, role: 'owner' }, clock);
+        const siteId = await createSite(tx, { accountId: newAccountId, title: names.site, subdomain: names.subdomain }, clock);
+        if (options.demo) await seedDemoData(tx, { accountId: newAccountId, siteId }, clock);
+        return { id: newAccountId };
+      });
+      created = true;
+    } catch (error) {
+      account = await db.selectFrom('accounts').select('id').orderBy('id').executeTakeFirst();
+      if (!account) throw error;
+    }
   }
-  accountId = Number(account.id);
+  const accountId = Number(account.id);
   const owner = await db
     .selectFrom('users')
     .select('id')

@@ -1,5 +1,5 @@
 // Errors are values: a stable code, an HTTP status, a title, a detail and a source. One error
-// handler (jsonapi/error-handler.ts) renders them; nothing else writes error bodies.
+// handler (installErrorHandling in jsonapi/http.ts) renders them; nothing else writes error bodies.
 
 export interface ErrorSource {
   /** JSON Pointer to the offending member of the request document. */
