@@ -2,6 +2,7 @@
 // Identifiers come from the registry; values are bound parameters.
 import { sql, type AliasedExpression, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { DialectTraits } from '../db/dialect-traits.js';
+import { notFound } from './errors.js';
 import type { ConditionBuilder, IncludeNode, ListPlan, ReadPlan } from './planner.js';
 import type { AnyEB, Condition, RelationshipDef, ResourceDefinition } from './resource.js';
 import { parseSortValue } from './registry.js';
@@ -56,6 +57,7 @@ export class Executor {
 
   async list(plan: ListPlan): Promise<ListResult> {
     const { resource, page } = plan;
+    await this.checkReferences(plan);
     const filtered = (): AnySelect => {
       let q: AnySelect = this.db.selectFrom(resource.table);
       q = q.where(this.tenancyCondition(resource, plan));
@@ -110,6 +112,21 @@ export class Executor {
     }
     if (!row[LINKAGE]?.has(name)) await this.loadEdge(plan, name, relationship, [row], 'ids');
     return row[LINKAGE]?.get(name) ?? [];
+  }
+
+  /** Ids named in filter values must exist within the request's sites: one query per filter. */
+  private async checkReferences(plan: ListPlan): Promise<void> {
+    for (const { parameter, table, ids } of plan.references) {
+      const wanted = [...new Set(ids)];
+      const found = plan.siteIds.length === 0
+        ? []
+        : await this.db.selectFrom(table).select('id').where('id', 'in', wanted).where('site_id', 'in', plan.siteIds).execute();
+      const present = new Set(found.map((r) => Number(r.id)));
+      const missing = wanted.filter((id) => !present.has(id));
+      if (missing.length > 0) {
+        throw notFound(`${parameter} names ${missing.length === 1 ? 'a record' : 'records'} that do not exist: ${missing.join(', ')}`, { parameter });
+      }
+    }
   }
 
   /** The tenant boundary: records outside it do not exist for this request. */

@@ -58,6 +58,8 @@ export interface ReadPlan {
 
 export interface ListPlan extends ReadPlan {
   conditions: ConditionBuilder[];
+  /** Ids named in filter values that must exist within the request's sites (else 404). */
+  references: Array<{ parameter: string; table: string; ids: number[] }>;
   sort: { name: string; descending: boolean };
   page: { number: number; size: number };
 }
@@ -130,6 +132,7 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
   const base = planRead(resource, query, options, siteScopeForList(resource, query, principal));
   const ctx = base.ctx;
   const conditions: ConditionBuilder[] = [];
+  const references: ListPlan['references'] = [];
 
   for (const [name, raw] of query.filters) {
     if (name === 'site_id' && resource.tenancy.kind === 'site') continue; // applied through siteIds
@@ -138,6 +141,9 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
     if (named) {
       const value = coerceFilterValue(named, raw, parameter, options.now);
       conditions.push((eb) => named.where(eb, value as never, ctx));
+      if (named.references !== undefined) {
+        references.push({ parameter, table: named.references, ids: Array.isArray(value) ? (value as number[]) : [value as number] });
+      }
       continue;
     }
     const predicate = resolvePredicate(resource, name);
@@ -165,7 +171,7 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
     );
   }
 
-  return { ...base, conditions, sort, page: parsePage(query) };
+  return { ...base, conditions, references, sort, page: parsePage(query) };
 }
 
 function planRead(

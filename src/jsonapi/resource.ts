@@ -206,6 +206,12 @@ export interface NamedFilterDef {
   kind: FilterValueKind;
   description: string;
   where: (eb: AnyEB, value: never, ctx: QueryContext) => Condition;
+  /**
+   * For id and ids filters: the site-owned table the ids name. An id that does not exist there
+   * within the request's sites answers 404 (naming the parameter), so records of other accounts
+   * are indistinguishable from missing ones.
+   */
+  references: string | undefined;
 }
 
 /** A named filter, `filter[<name>]=<value>`; the value is checked and coerced before `where` runs. */
@@ -213,8 +219,9 @@ export function namedFilter<K extends FilterValueKind>(
   kind: K,
   description: string,
   where: (eb: AnyEB, value: FilterValue<K>, ctx: QueryContext) => Condition,
+  options: { references?: K extends 'id' | 'ids' ? string : never } = {},
 ): NamedFilterDef {
-  return { kind, description, where: where as NamedFilterDef['where'] };
+  return { kind, description, where: where as NamedFilterDef['where'], references: options.references };
 }
 
 /** How records of a resource belong to a tenant. */

@@ -182,44 +182,35 @@ export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> 
 
     // --- Tags -----------------------------------------------------------------------------------
     has_tag_id: namedFilter('ids', `${n}s tagged with the tag (or any of a comma list of tags)`, (eb, ids) =>
-      related(eb, s, 'contact_taggings', (t) => t('contact_taggings.contact_tag_id', 'in', ids)),
-    ),
+      related(eb, s, 'contact_taggings', (t) => t('contact_taggings.contact_tag_id', 'in', ids)), { references: 'contact_tags' }),
     has_all_tag_id: namedFilter('ids', `${n}s tagged with every tag of a comma list`, (eb, ids) =>
-      eb.and(ids.map((id) => related(eb, s, 'contact_taggings', (t) => t('contact_taggings.contact_tag_id', '=', id)))),
-    ),
+      eb.and(ids.map((id) => related(eb, s, 'contact_taggings', (t) => t('contact_taggings.contact_tag_id', '=', id)))), { references: 'contact_tags' }),
     has_no_tag_id: namedFilter('ids', `${n}s tagged with none of the tags`, (eb, ids) =>
-      eb.not(related(eb, s, 'contact_taggings', (t) => t('contact_taggings.contact_tag_id', 'in', ids))),
-    ),
+      eb.not(related(eb, s, 'contact_taggings', (t) => t('contact_taggings.contact_tag_id', 'in', ids))), { references: 'contact_tags' }),
 
     // --- Offers and products ----------------------------------------------------------------------
     has_offer_id: namedFilter('ids', `${n}s with current access to the offer (a grant not revoked)`, (eb, ids) =>
-      related(eb, s, 'offer_grants', (g) => g.and([g('offer_grants.offer_id', 'in', ids), g('offer_grants.revoked_at', 'is', null)])),
-    ),
+      related(eb, s, 'offer_grants', (g) => g.and([g('offer_grants.offer_id', 'in', ids), g('offer_grants.revoked_at', 'is', null)])), { references: 'offers' }),
     has_no_offer_id: namedFilter('ids', `${n}s without current access to the offer`, (eb, ids) =>
       eb.not(
         related(eb, s, 'offer_grants', (g) => g.and([g('offer_grants.offer_id', 'in', ids), g('offer_grants.revoked_at', 'is', null)])),
-      ),
-    ),
+      ), { references: 'offers' }),
     has_product_id: namedFilter('ids', `${n}s who own the product now (a membership that has not ended)`, (eb, ids) =>
-      related(eb, s, 'memberships', (m) => m.and([m('memberships.product_id', 'in', ids), m('memberships.ended_at', 'is', null)])),
-    ),
+      related(eb, s, 'memberships', (m) => m.and([m('memberships.product_id', 'in', ids), m('memberships.ended_at', 'is', null)])), { references: 'products' }),
     has_active_product_id: namedFilter(
       'ids',
       `${n}s with an active membership of the product (owned, not ended and not suspended)`,
       (eb, ids) =>
         related(eb, s, 'memberships', (m) =>
           m.and([m('memberships.product_id', 'in', ids), m('memberships.ended_at', 'is', null), m('memberships.suspended_at', 'is', null)]),
-        ),
-    ),
+        ), { references: 'products' }),
     has_no_product_id: namedFilter('ids', `${n}s who do not own the product now`, (eb, ids) =>
-      eb.not(related(eb, s, 'memberships', (m) => m.and([m('memberships.product_id', 'in', ids), m('memberships.ended_at', 'is', null)]))),
-    ),
+      eb.not(related(eb, s, 'memberships', (m) => m.and([m('memberships.product_id', 'in', ids), m('memberships.ended_at', 'is', null)]))), { references: 'products' }),
     previously_owned_product_id: namedFilter('ids', `${n}s whose membership of the product ended and who do not own it now`, (eb, ids) =>
       eb.and([
         related(eb, s, 'memberships', (m) => m.and([m('memberships.product_id', 'in', ids), m('memberships.ended_at', 'is not', null)])),
         eb.not(related(eb, s, 'memberships', (m) => m.and([m('memberships.product_id', 'in', ids), m('memberships.ended_at', 'is', null)]))),
-      ]),
-    ),
+      ]), { references: 'products' }),
 
     // --- Purchases, forms, events, assessments ----------------------------------------------------
     used_coupon_code: namedFilter('string', `${n}s who made a purchase with the coupon code (ignoring case)`, (eb, code) =>
@@ -233,33 +224,26 @@ export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> 
       ),
     ),
     submitted_form_id: namedFilter('ids', `${n}s who submitted the form`, (eb, ids) =>
-      related(eb, s, 'form_submissions', (f) => f('form_submissions.form_id', 'in', ids)),
-    ),
+      related(eb, s, 'form_submissions', (f) => f('form_submissions.form_id', 'in', ids)), { references: 'forms' }),
     no_submitted_form_id: namedFilter('ids', `${n}s who never submitted the form`, (eb, ids) =>
-      eb.not(related(eb, s, 'form_submissions', (f) => f('form_submissions.form_id', 'in', ids))),
-    ),
+      eb.not(related(eb, s, 'form_submissions', (f) => f('form_submissions.form_id', 'in', ids))), { references: 'forms' }),
     registered_event_id: namedFilter('ids', `${n}s registered for the event`, (eb, ids) =>
-      related(eb, s, 'event_registrations', (r) => r('event_registrations.event_id', 'in', ids)),
-    ),
+      related(eb, s, 'event_registrations', (r) => r('event_registrations.event_id', 'in', ids)), { references: 'events' }),
     not_registered_event_id: namedFilter('ids', `${n}s not registered for the event`, (eb, ids) =>
-      eb.not(related(eb, s, 'event_registrations', (r) => r('event_registrations.event_id', 'in', ids))),
-    ),
+      eb.not(related(eb, s, 'event_registrations', (r) => r('event_registrations.event_id', 'in', ids))), { references: 'events' }),
     completed_assessment_id: namedFilter('ids', `${n}s who completed the assessment (any score)`, (eb, ids) =>
       related(eb, s, 'assessment_attempts', (a) =>
         a.and([a('assessment_attempts.assessment_id', 'in', ids), a('assessment_attempts.completed_at', 'is not', null)]),
-      ),
-    ),
+      ), { references: 'assessments' }),
     passed_assessment_id: namedFilter('ids', `${n}s with a completed attempt scoring at least the passing score`, (eb, ids) =>
-      passedAssessment(eb, s, ids),
-    ),
+      passedAssessment(eb, s, ids), { references: 'assessments' }),
     failed_assessment_id: namedFilter('ids', `${n}s who completed the assessment without ever reaching the passing score`, (eb, ids) =>
       eb.and([
         related(eb, s, 'assessment_attempts', (a) =>
           a.and([a('assessment_attempts.assessment_id', 'in', ids), a('assessment_attempts.completed_at', 'is not', null)]),
         ),
         eb.not(passedAssessment(eb, s, ids)),
-      ]),
-    ),
+      ]), { references: 'assessments' }),
 
     // --- Net revenue --------------------------------------------------------------------------------
     net_revenue_equal_to: netRevenue(s, '=', 'equals'),
@@ -270,8 +254,7 @@ export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> 
     subscribed_newsletter_id: namedFilter('ids', `${n}s subscribed to the newsletter now`, (eb, ids) =>
       related(eb, s, 'newsletter_subscriptions', (x) =>
         x.and([x('newsletter_subscriptions.newsletter_id', 'in', ids), x('newsletter_subscriptions.unsubscribed_at', 'is', null)]),
-      ),
-    ),
+      ), { references: 'newsletters' }),
     unsubscribed_newsletter_id: namedFilter('ids', `${n}s who unsubscribed from the newsletter and are not subscribed now`, (eb, ids) =>
       eb.and([
         related(eb, s, 'newsletter_subscriptions', (x) =>
@@ -282,19 +265,15 @@ export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> 
             x.and([x('newsletter_subscriptions.newsletter_id', 'in', ids), x('newsletter_subscriptions.unsubscribed_at', 'is', null)]),
           ),
         ),
-      ]),
-    ),
+      ]), { references: 'newsletters' }),
     subscribed_email_sequence_id: namedFilter('ids', `${n}s subscribed to the email sequence now`, (eb, ids) =>
-      activeSequence(eb, s, ids),
-    ),
+      activeSequence(eb, s, ids), { references: 'email_sequences' }),
     not_subscribed_email_sequence_id: namedFilter('ids', `${n}s not subscribed to the email sequence now`, (eb, ids) =>
-      eb.not(activeSequence(eb, s, ids)),
-    ),
+      eb.not(activeSequence(eb, s, ids)), { references: 'email_sequences' }),
 
     // --- Email broadcasts -----------------------------------------------------------------------------
     no_sent_email_broadcast_ids: namedFilter('ids', `${n}s who were sent none of the broadcasts of a comma list`, (eb, ids) =>
-      eb.not(broadcastEvent(eb, s, 'sent', ids)),
-    ),
+      eb.not(broadcastEvent(eb, s, 'sent', ids)), { references: 'email_broadcasts' }),
 
     // --- Email health -----------------------------------------------------------------------------------
     bounced_in_last: namedFilter('days', `${n}s whose email bounced in the last N days`, (eb, v, ctx) =>
@@ -339,11 +318,9 @@ export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> 
   }
   for (const [kind, , verb] of BROADCAST_EVENTS) {
     filters[`${kind}_email_broadcast_id`] = namedFilter('ids', `${n}s who ${verb} the email broadcast`, (eb, ids) =>
-      broadcastEvent(eb, s, kind, ids),
-    );
+      broadcastEvent(eb, s, kind, ids), { references: 'email_broadcasts' });
     filters[`no_${kind}_email_broadcast_id`] = namedFilter('ids', `${n}s who never ${verb} the email broadcast`, (eb, ids) =>
-      eb.not(broadcastEvent(eb, s, kind, ids)),
-    );
+      eb.not(broadcastEvent(eb, s, kind, ids)), { references: 'email_broadcasts' });
   }
   for (const [kind, verb] of EMAIL_ACTIVITY) {
     filters[`${kind}_email_in_last`] = namedFilter('days', `${n}s who ${verb} an email in the last N days`, (eb, v, ctx) =>

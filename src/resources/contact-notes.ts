@@ -14,6 +14,6 @@ export const contactNotes = defineResource({
   },
   relationships: { contact: rel.toOne('contacts', 'contact_id') },
   filters: {
-    contact_id: namedFilter('id', 'Notes of one contact', (eb, id) => eb('contact_notes.contact_id', '=', id)),
+    contact_id: namedFilter('id', 'Notes of one contact', (eb, id) => eb('contact_notes.contact_id', '=', id), { references: 'contacts' }),
   },
 });

@@ -73,6 +73,6 @@ export const formSubmissions = defineResource({
     form: rel.toOne('forms', 'form_id'),
   },
   filters: {
-    form_id: namedFilter('id', 'Submissions of one form', (eb, id) => eb('form_submissions.form_id', '=', id)),
+    form_id: namedFilter('id', 'Submissions of one form', (eb, id) => eb('form_submissions.form_id', '=', id), { references: 'forms' }),
   },
 });

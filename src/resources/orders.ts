@@ -30,7 +30,7 @@ export const orders = defineResource({
     order_items: rel.toMany('order_items', 'order_id'),
   },
   filters: {
-    customer_id: namedFilter('id', 'Orders of one customer', (eb, id) => eb('orders.customer_id', '=', id)),
+    customer_id: namedFilter('id', 'Orders of one customer', (eb, id) => eb('orders.customer_id', '=', id), { references: 'customers' }),
   },
 });
 
@@ -59,6 +59,6 @@ export const orderItems = defineResource({
   },
   relationships: { order: rel.toOne('orders', 'order_id') },
   filters: {
-    order_id: namedFilter('id', 'Items of one order', (eb, id) => eb('order_items.order_id', '=', id)),
+    order_id: namedFilter('id', 'Items of one order', (eb, id) => eb('order_items.order_id', '=', id), { references: 'orders' }),
   },
 });

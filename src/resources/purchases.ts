@@ -41,8 +41,8 @@ export const purchases = defineResource({
     deactivated: namedFilter('boolean', 'true: deactivated purchases; false: the others', (eb, v) =>
       v ? eb('purchases.deactivated_at', 'is not', null) : eb('purchases.deactivated_at', 'is', null),
     ),
-    customer_id: namedFilter('id', 'Purchases of one customer', (eb, id) => eb('purchases.customer_id', '=', id)),
-    offer_id: namedFilter('id', 'Purchases of one offer', (eb, id) => eb('purchases.offer_id', '=', id)),
+    customer_id: namedFilter('id', 'Purchases of one customer', (eb, id) => eb('purchases.customer_id', '=', id), { references: 'customers' }),
+    offer_id: namedFilter('id', 'Purchases of one offer', (eb, id) => eb('purchases.offer_id', '=', id), { references: 'offers' }),
     // Upstream documents filter[referrer] with a contains example.
     referrer: namedFilter('string', 'Purchases whose referrer contains the text, ignoring case', (eb, text, ctx) =>
       ctx.traits.likeInsensitive(eb, eb.ref('purchases.referrer'), `%${escapeLike(text)}%`),
