@@ -1,0 +1,212 @@
+// Configuration, pure: defaults, environment, flags over environment, and every bad value
+// reported at once.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig, parseDatabaseUrl, redactUrl, type Config } from '../../src/config.js';
+
+const DEFAULTS: Config = {
+  database: { dialect: 'sqlite', url: 'sqlite:data/sitebiz.db', filename: 'data/sitebiz.db' },
+  port: 3000,
+  host: '127.0.0.1',
+  publicUrl: 'http://127.0.0.1:3000',
+  accessTokenTtlSeconds: 7200,
+  refreshTokenTtlSeconds: 30 * 24 * 3600,
+  logLevel: 'info',
+  bodyLimitBytes: 1024 * 1024,
+  ignoreUnknownFilters: false,
+};
+
+/** The problems of a configuration that must fail. */
+function problemsOf(run: () => unknown): string[] {
+  try {
+    run();
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, String(error));
+    return error.problems;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('has a default for every setting', () => {
+    assert.deepEqual(loadConfig({}), DEFAULTS);
+  });
+
+  it('treats an empty variable as unset', () => {
+    assert.deepEqual(loadConfig({ PORT: '', LOG_LEVEL: '', DATABASE_URL: '' }), DEFAULTS);
+  });
+
+  it('reads every setting from the environment', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://app:pw@db.internal:5432/sitebiz',
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      PUBLIC_URL: 'https://api.example.com/',
+      ACCESS_TOKEN_TTL: '600',
+      REFRESH_TOKEN_TTL: '86400',
+      LOG_LEVEL: 'WARN',
+      BODY_LIMIT: '2048',
+      IGNORE_UNKNOWN_FILTERS: 'true',
+    });
+    assert.deepEqual(config, {
+      database: {
+        dialect: 'postgres',
+        url: 'postgres://app:pw@db.internal:5432/sitebiz',
+        connectionString: 'postgres://app:pw@db.internal:5432/sitebiz',
+      },
+      port: 8080,
+      host: '0.0.0.0',
+      publicUrl: 'https://api.example.com',
+      accessTokenTtlSeconds: 600,
+      refreshTokenTtlSeconds: 86400,
+      logLevel: 'warn',
+      bodyLimitBytes: 2048,
+      ignoreUnknownFilters: true,
+    });
+  });
+
+  it('lets flags win over the environment, setting by setting', () => {
+    const config = loadConfig(
+      { PORT: '4000', LOG_LEVEL: 'warn', DATABASE_URL: 'sqlite:env.db', HOST: '10.0.0.1', IGNORE_UNKNOWN_FILTERS: 'true' },
+      { port: '5000', databaseUrl: 'sqlite::memory:', ignoreUnknownFilters: 'false' },
+    );
+    assert.equal(config.port, 5000);
+    assert.deepEqual(config.database, { dialect: 'sqlite', url: 'sqlite::memory:', filename: ':memory:' });
+    assert.equal(config.ignoreUnknownFilters, false);
+    // Settings without a flag still come from the environment.
+    assert.equal(config.logLevel, 'warn');
+    assert.equal(config.host, '10.0.0.1');
+    assert.equal(config.publicUrl, 'http://10.0.0.1:5000');
+  });
+
+  it('derives PUBLIC_URL from HOST and PORT, bracketing IPv6 hosts', () => {
+    assert.equal(loadConfig({ HOST: '::1', PORT: '8443' }).publicUrl, 'http://[::1]:8443');
+    assert.equal(loadConfig({ HOST: 'localhost' }).publicUrl, 'http://localhost:3000');
+  });
+
+  it('keeps a PUBLIC_URL path and drops its trailing slashes', () => {
+    assert.equal(loadConfig({ PUBLIC_URL: 'https://example.com/api//' }).publicUrl, 'https://example.com/api');
+    assert.equal(loadConfig({ PUBLIC_URL: 'http://sitebiz.test' }).publicUrl, 'http://sitebiz.test');
+  });
+
+  // [variable, value, parsed]
+  const ACCEPTED: Array<[string, string, Partial<Config>]> = [
+    ['PORT', '0', { port: 0 }],
+    ['PORT', '65535', { port: 65535 }],
+    ['LOG_LEVEL', 'Silent', { logLevel: 'silent' }],
+    ['LOG_LEVEL', ' debug ', { logLevel: 'debug' }],
+    ['IGNORE_UNKNOWN_FILTERS', '1', { ignoreUnknownFilters: true }],
+    ['IGNORE_UNKNOWN_FILTERS', 'YES', { ignoreUnknownFilters: true }],
+    ['IGNORE_UNKNOWN_FILTERS', 'no', { ignoreUnknownFilters: false }],
+    ['IGNORE_UNKNOWN_FILTERS', '0', { ignoreUnknownFilters: false }],
+    ['DATABASE_URL', 'postgresql://localhost/db', { database: { dialect: 'postgres', url: 'postgresql://localhost/db', connectionString: 'postgresql://localhost/db' } }],
+    ['DATABASE_URL', ' sqlite:/var/lib/sitebiz.db ', { database: { dialect: 'sqlite', url: 'sqlite:/var/lib/sitebiz.db', filename: '/var/lib/sitebiz.db' } }],
+  ];
+  for (const [variable, value, parsed] of ACCEPTED) {
+    it(`accepts ${variable}=${JSON.stringify(value)}`, () => {
+      const config = loadConfig({ [variable]: value });
+      for (const [key, expected] of Object.entries(parsed)) assert.deepEqual(config[key as keyof Config], expected);
+    });
+  }
+
+  // [environment, the variable the one problem names]
+  const REJECTED: Array<[Record<string, string>, string]> = [
+    [{ DATABASE_URL: 'mysql://localhost/db' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'data/sitebiz.db' }, 'DATABASE_URL'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ PORT: '-1' }, 'PORT'],
+    [{ PORT: '80.5' }, 'PORT'],
+    [{ PORT: 'http' }, 'PORT'],
+    [{ HOST: '   ' }, 'HOST'],
+    [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://example.com/?a=1' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://example.com/#top' }, 'PUBLIC_URL'],
+    [{ ACCESS_TOKEN_TTL: 'abc' }, 'ACCESS_TOKEN_TTL'],
+    [{ ACCESS_TOKEN_TTL: '59' }, 'ACCESS_TOKEN_TTL'],
+    [{ REFRESH_TOKEN_TTL: '60' }, 'REFRESH_TOKEN_TTL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ BODY_LIMIT: '1023' }, 'BODY_LIMIT'],
+    [{ IGNORE_UNKNOWN_FILTERS: 'maybe' }, 'IGNORE_UNKNOWN_FILTERS'],
+  ];
+  for (const [env, variable] of REJECTED) {
+    it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {
+      const problems = problemsOf(() => loadConfig(env));
+      assert.equal(problems.length, 1, problems.join('\n'));
+      assert.ok(problems[0]!.includes(variable), problems[0]);
+    });
+  }
+
+  it('reports every bad value together in one ConfigError', () => {
+    const env = {
+      DATABASE_URL: 'mysql://admin:s3cret@db/x',
+      PORT: '70000',
+      PUBLIC_URL: 'ftp://x',
+      ACCESS_TOKEN_TTL: 'abc',
+      LOG_LEVEL: 'loud',
+      IGNORE_UNKNOWN_FILTERS: 'maybe',
+    };
+    let caught: unknown;
+    try {
+      loadConfig(env);
+    } catch (error) {
+      caught = error;
+    }
+    assert.ok(caught instanceof ConfigError);
+    assert.deepEqual(
+      caught.problems.map((p) => p.split(' ')[0]),
+      ['DATABASE_URL', 'PORT', 'PUBLIC_URL', 'ACCESS_TOKEN_TTL', 'LOG_LEVEL', 'IGNORE_UNKNOWN_FILTERS'],
+    );
+    assert.match(caught.problems[1]!, /from 0 to 65535, got "70000"/);
+    assert.match(caught.problems[2]!, /"ftp:\/\/x"/);
+    assert.match(caught.problems[3]!, /got "abc"/);
+    assert.match(caught.problems[4]!, /got "loud"/);
+    assert.match(caught.problems[5]!, /got "maybe"/);
+    // The message lists them all, and never a password.
+    for (const p of caught.problems) assert.ok(caught.message.includes(p));
+    assert.ok(!caught.message.includes('s3cret'), caught.message);
+    assert.ok(caught.message.includes('mysql://admin:***@db/x'), caught.message);
+  });
+
+  it('names a bad flag by its flag, not its variable', () => {
+    const problems = problemsOf(() => loadConfig({ PORT: '4000' }, { port: 'x', logLevel: 'chatty' }));
+    assert.deepEqual(problems.map((p) => p.split(' ')[0]), ['--port', '--log-level']);
+  });
+
+  it('requires the refresh token to outlive the access token', () => {
+    const problems = problemsOf(() => loadConfig({ ACCESS_TOKEN_TTL: '7200', REFRESH_TOKEN_TTL: '3600' }));
+    assert.deepEqual(problems, ['REFRESH_TOKEN_TTL must not be shorter than ACCESS_TOKEN_TTL']);
+  });
+});
+
+describe('parseDatabaseUrl', () => {
+  const CASES: Array<[string, ReturnType<typeof parseDatabaseUrl>]> = [
+    ['sqlite::memory:', { dialect: 'sqlite', url: 'sqlite::memory:', filename: ':memory:' }],
+    ['sqlite:data/x.db', { dialect: 'sqlite', url: 'sqlite:data/x.db', filename: 'data/x.db' }],
+    ['postgres://u@h:5432/d', { dialect: 'postgres', url: 'postgres://u@h:5432/d', connectionString: 'postgres://u@h:5432/d' }],
+    ['sqlite:', undefined],
+    ['mysql://h/d', undefined],
+    ['', undefined],
+  ];
+  for (const [url, expected] of CASES) {
+    it(`${JSON.stringify(url)}`, () => {
+      const problems: string[] = [];
+      assert.deepEqual(parseDatabaseUrl(url, 'DATABASE_URL', problems), expected);
+      assert.equal(problems.length, expected === undefined ? 1 : 0);
+      if (expected === undefined) assert.ok(problems[0]!.startsWith('DATABASE_URL'));
+    });
+  }
+});
+
+describe('redactUrl', () => {
+  const CASES: Array<[string, string]> = [
+    ['postgres://app:secret@db:5432/x', 'postgres://app:***@db:5432/x'],
+    ['postgres://app@db/x', 'postgres://app@db/x'],
+    ['postgres://app:p%40ss@db/x', 'postgres://app:***@db/x'],
+    ['sqlite:data/x.db', 'sqlite:data/x.db'],
+  ];
+  for (const [url, shown] of CASES) {
+    it(`${url} → ${shown}`, () => assert.equal(redactUrl(url), shown));
+  }
+});
