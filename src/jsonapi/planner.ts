@@ -343,7 +343,7 @@ function coerceFilterValue(filter: NamedFilterDef, raw: string, parameter: strin
     case 'date': {
       const date = parseTimestamp(raw);
       if (!date) throw invalidParameter(parameter, `${parameter} must be an ISO 8601 date or date-time, got ${JSON.stringify(raw)}`);
-      return date;
+      return { at: date, dateOnly: /^\d{4}-\d{2}-\d{2}$/.test(trimmed) };
     }
     case 'boolean':
       return parseBoolean(raw, parameter);

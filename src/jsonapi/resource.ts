@@ -182,6 +182,19 @@ export interface QueryContext {
   table: string;
 }
 
+export interface DateValue {
+  at: Date;
+  dateOnly: boolean;
+}
+
+/**
+ * The exclusive upper bound of an inclusive "on or before" date filter: a date alone includes
+ * its whole UTC day; a date-time includes exactly that moment.
+ */
+export function exclusiveEnd(value: DateValue): Date {
+  return new Date(value.at.getTime() + (value.dateOnly ? 86_400_000 : 1));
+}
+
 /** What each kind of named filter hands its `where` after checking the raw text. */
 interface FilterValues {
   string: string;
@@ -195,8 +208,8 @@ interface FilterValues {
   days: { days: number; since: Date };
   /** A money amount such as 25 or 25.50, as a string. */
   decimal: string;
-  /** An ISO 8601 date or date-time. */
-  date: Date;
+  /** An ISO 8601 date or date-time, and whether it was a date alone (a whole UTC day). */
+  date: DateValue;
 }
 
 export type FilterValueKind = keyof FilterValues;

@@ -1,5 +1,4 @@
-import { attr, defineResource, namedFilter } from '../jsonapi/resource.js';
-import { endOfDayExclusive } from './transactions.js';
+import { attr, defineResource, exclusiveEnd, namedFilter } from '../jsonapi/resource.js';
 
 const STATUSES = ['pending', 'in_transit', 'paid', 'failed', 'canceled'] as const;
 
@@ -27,10 +26,10 @@ export const kajabiPaymentsPayouts = defineResource({
       eb('kajabi_payments_payouts.status', '=', value.trim().toLowerCase().replace(/\s+/g, '_')),
     ),
     start_date: namedFilter('date', 'Payouts initiated at or after the date (ISO 8601, UTC)', (eb, date, ctx) =>
-      eb('kajabi_payments_payouts.initiated_at', '>=', ctx.traits.encodeTimestamp(date)),
+      eb('kajabi_payments_payouts.initiated_at', '>=', ctx.traits.encodeTimestamp(date.at)),
     ),
     end_date: namedFilter('date', 'Payouts initiated on or before the date (a date includes that whole day, UTC)', (eb, date, ctx) =>
-      eb('kajabi_payments_payouts.initiated_at', '<', ctx.traits.encodeTimestamp(endOfDayExclusive(date))),
+      eb('kajabi_payments_payouts.initiated_at', '<', ctx.traits.encodeTimestamp(exclusiveEnd(date))),
     ),
   },
 });

@@ -1,4 +1,4 @@
-import { attr, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
+import { attr, defineResource, exclusiveEnd, namedFilter, rel } from '../jsonapi/resource.js';
 import { escapeLike } from '../db/dialect-traits.js';
 import { currencySymbol, formatMoney } from './money.js';
 
@@ -45,16 +45,10 @@ export const transactions = defineResource({
       ),
     ),
     start_date: namedFilter('date', 'Transactions created at or after the date (ISO 8601; a date means its start, UTC)', (eb, date, ctx) =>
-      eb('transactions.created_at', '>=', ctx.traits.encodeTimestamp(date)),
+      eb('transactions.created_at', '>=', ctx.traits.encodeTimestamp(date.at)),
     ),
     end_date: namedFilter('date', 'Transactions created on or before the date (a date includes that whole day, UTC)', (eb, date, ctx) =>
-      eb('transactions.created_at', '<', ctx.traits.encodeTimestamp(endOfDayExclusive(date))),
+      eb('transactions.created_at', '<', ctx.traits.encodeTimestamp(exclusiveEnd(date))),
     ),
   },
 });
-
-/** A date-only value (midnight UTC) stands for the whole day; a date-time for itself. */
-export function endOfDayExclusive(date: Date): Date {
-  const isMidnight = date.getUTCHours() === 0 && date.getUTCMinutes() === 0 && date.getUTCSeconds() === 0 && date.getUTCMilliseconds() === 0;
-  return isMidnight ? new Date(date.getTime() + 86_400_000) : new Date(date.getTime() + 1);
-}
