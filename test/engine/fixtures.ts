@@ -101,7 +101,7 @@ export const books = defineResource({
     min_pages: namedFilter('integer', 'Has at least this many pages', (eb, n) => eb('books.pages', '>=', n)),
     codes: namedFilter('strings', 'Has one of these codes', (eb, codes) => eb('books.sku_code', 'in', codes)),
     published_before: namedFilter('date', 'Published before this moment', (eb, date, ctx) =>
-      eb('books.published_at', '<', ctx.traits.encodeTimestamp(date)),
+      eb('books.published_at', '<', ctx.traits.encodeTimestamp(date.at)),
     ),
   },
 });
