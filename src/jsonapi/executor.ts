@@ -240,7 +240,8 @@ export class Executor {
       if (ids.length === 0 || shape === 'ids') return [];
       return this.inChunks(ids, (chunk) => {
         let q: AnySelect = this.db.selectFrom(target.table).select(columns).where(`${target.table}.id`, 'in', chunk).where(tenancy);
-        if (relationship.where) q = q.where(relationship.where);
+        const where = relationship.where;
+        if (where) q = q.where((eb: AnyEB) => where(eb, { ...plan.ctx, table: target.table }));
         return q.execute();
       });
     }
@@ -264,7 +265,8 @@ export class Executor {
           q = this.db.selectFrom(target.table).select(columns).select(`${fk} as ${PARENT_KEY}`).where(fk, 'in', chunk);
         }
         q = q.where(tenancy);
-        if (relationship.where) q = q.where(relationship.where);
+        const where = relationship.where;
+        if (where) q = q.where((eb: AnyEB) => where(eb, { ...plan.ctx, table: target.table }));
         for (const condition of narrowing?.conditions ?? []) q = q.where(condition);
         q = this.sortedByDefault(q, target, plan);
         // Paging an include is for a single parent (a show), so LIMIT applies to its records.

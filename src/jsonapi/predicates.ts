@@ -76,7 +76,8 @@ export function coerceScalar(type: AttributeType, raw: string, parameter: string
     }
     case 'number': {
       const n = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(n)) throw invalidParameter(parameter, `${parameter} must be a number, got ${JSON.stringify(raw)}`);
+      // Plain decimal notation only: Number() would also read 0x10, 1e3 and Infinity.
+      if (!/^-?\d+(\.\d+)?$/.test(raw.trim()) || !Number.isFinite(n)) throw invalidParameter(parameter, `${parameter} must be a number, got ${JSON.stringify(raw)}`);
       return n;
     }
     case 'boolean':

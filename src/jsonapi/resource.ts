@@ -91,7 +91,7 @@ interface RelationshipBase {
   /** To-one only: also put the related record's URL in the resource object's `links.<name>`. */
   resourceLink: boolean;
   /** Only related records (or join rows) meeting this condition count, e.g. active grants. */
-  where: ((eb: AnyEB) => Condition) | undefined;
+  where: ((eb: AnyEB, ctx: QueryContext) => Condition) | undefined;
 }
 
 export type RelationshipDef =
@@ -132,7 +132,7 @@ interface RelationshipOptions {
   /** To-one only: add the related record's URL to the resource object's links. */
   resourceLink?: boolean;
   /** A condition on the related records or the join table (qualify its columns). */
-  where?: (eb: AnyEB) => Condition;
+  where?: (eb: AnyEB, ctx: QueryContext) => Condition;
 }
 
 const base = (type: string, o: RelationshipOptions): RelationshipBase => ({

@@ -188,7 +188,8 @@ describe('coerceScalar', () => {
     ['number', '1.5', 1.5],
     ['number', '-0.25', -0.25],
     ['number', '42', 42],
-    ['number', '1e3', 1000],
+    ['number', '1e3', ERROR], // plain decimal notation only
+    ['number', '0x10', ERROR],
     ['number', '', ERROR],
     ['number', ' ', ERROR],
     ['number', 'Infinity', ERROR],
