@@ -44,7 +44,10 @@ function related(eb: AnyEB, s: Subject, table: string, where: (eb: AnyEB) => Con
 const containsText = (ctx: QueryContext, eb: AnyEB, column: string, text: string) =>
   ctx.traits.likeInsensitive(eb, eb.ref(column), `%${escapeLike(text)}%`);
 
-const at = (ctx: QueryContext, date: Date) => ctx.traits.encodeTimestamp(date);
+// filter[..._in_last] takes up to 999999 days, which reaches back before year 1: PostgreSQL refuses
+// such timestamps, so windows start no earlier than the first moment both databases store.
+const EARLIEST = new Date('0001-01-01T00:00:00.000Z');
+const at = (ctx: QueryContext, date: Date) => ctx.traits.encodeTimestamp(date < EARLIEST ? EARLIEST : date);
 const daysAgo = (ctx: QueryContext, days: number) => at(ctx, new Date(ctx.now.getTime() - days * 86_400_000));
 
 /** Email events of a kind in a window, for the engagement segments. */
