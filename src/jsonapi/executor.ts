@@ -168,8 +168,10 @@ export class Executor {
   private applySort(q: AnySelect, resource: ResourceDefinition, name: string, descending: boolean, plan: ReadPlan): AnySelect {
     const direction = descending ? 'desc' : 'asc';
     if (name !== 'id') {
-      const attribute = resource.attributes[name];
+      // A declared sort wins over an attribute of the same name (customers sort net_revenue by
+      // its cents column, while the attribute renders text).
       const custom = resource.sorts[name];
+      const attribute = custom ? undefined : resource.attributes[name];
       const ctx = { ...plan.ctx, table: resource.table };
       const expression = attribute?.sql
         ? (eb: AnyEB) => attribute.sql!(eb, ctx)
@@ -252,6 +254,28 @@ export class Executor {
     if (keys.length > 0) {
       rows = await this.inChunks(keys, (chunk) => {
         let q: AnySelect;
+        if (relationship.kind === 'to-many-through' && narrowing?.limit !== undefined && chunk.length === 1) {
+          // A paged include (a show's filter[<name>_page]): page the related records, not the join
+          // rows, which may link the same record twice (an offer granted twice).
+          const through = relationship.through;
+          const where = relationship.where;
+          q = this.db
+            .selectFrom(target.table)
+            .select(columns)
+            .select(sql.lit(String(chunk[0])).as(PARENT_KEY))
+            .where((eb: AnyEB) => {
+              let sub = eb
+                .selectFrom(through)
+                .select(sql.lit(1).as('one'))
+                .whereRef(`${through}.${relationship.targetKey}`, '=', `${target.table}.id`)
+                .where(`${through}.${relationship.sourceKey}`, '=', chunk[0]);
+              if (where) sub = sub.where((w: AnyEB) => where(w, { ...plan.ctx, table: target.table }));
+              return eb.exists(sub);
+            });
+          q = q.where(tenancy);
+          for (const condition of narrowing.conditions) q = q.where(condition);
+          return this.sortedByDefault(q, target, plan).limit(narrowing.limit).offset(narrowing.offset ?? 0).execute();
+        }
         if (relationship.kind === 'to-many-through') {
           const source = `${relationship.through}.${relationship.sourceKey}`;
           q = this.db

@@ -61,6 +61,7 @@ export class Registry {
       // JSON:API reserves `type` too, but upstream has `type` attributes (custom fields, form
       // fields) that existing clients read, so only `id` is refused.
       if (name === 'id') throw new Error(`${where}: ${name} cannot be an attribute`);
+      if (a.sortable && name in r.sorts) throw new Error(`${where}: ${name} is both a sortable attribute and a declared sort`);
     }
     const { name } = parseSortValue(r.defaultSort);
     if (!this.isSortable(r, name)) throw new Error(`${where}: default sort ${r.defaultSort} is not a sort key`);
