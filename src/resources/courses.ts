@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { attr, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
 
 /** Positions are integers in the database and strings in the upstream schema. */
@@ -67,10 +68,20 @@ export const lessons = defineResource({
   attributes: {
     title: attr.string(),
     position,
-    status: attr.string({ enum: ['published', 'draft'] }),
-    publishing_option: attr.string({ enum: ['published', 'draft', 'drip'] }),
+    // Upstream: the lesson's processing state, and its visibility.
+    status: attr.string({ enum: ['ready', 'duplicating', 'failed'] }),
+    publishing_option: attr.string({ enum: ['published', 'draft', 'drip', 'locked'] }),
   },
-  sorts: { position: (eb) => eb.ref('lessons.position') },
+  sorts: {
+    // Course outline order: a lesson's position counts within its module (as upstream documents),
+    // so a course's lessons go by their module's position first. One expression, for positions
+    // below a million.
+    position: (eb) =>
+      sql<number>`cast(${eb
+        .selectFrom('modules as lesson_module')
+        .select('lesson_module.position')
+        .whereRef('lesson_module.id', '=', 'lessons.module_id')} as bigint) * 1000000 + ${eb.ref('lessons.position')}`,
+  },
   relationships: {
     course: rel.toOne('courses', 'course_id'),
     module: rel.toOne('modules', 'module_id'),
@@ -91,6 +102,13 @@ export const media = defineResource({
     title: attr.string(),
     url: attr.string(),
     duration_seconds: attr.integer({ nullable: true }),
+    // Upstream's one documented media attribute (and its fields[media] example).
+    duration_in_minutes: attr.computed(
+      'number',
+      ['duration_seconds'],
+      (row) => (row.duration_seconds === null || row.duration_seconds === undefined ? null : Number(row.duration_seconds) / 60),
+      { nullable: true, description: 'Length of a video or audio file in minutes, such as 1.5' },
+    ),
   },
   relationships: { lesson: rel.toOne('lessons', 'lesson_id') },
 });

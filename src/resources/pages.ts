@@ -1,7 +1,8 @@
 import { attr, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
 
-const TEXT_SUFFIXES = ['eq', 'not_eq', 'cont', 'not_cont', 'start', 'end', 'gt', 'gte', 'lt', 'lte'] as const;
-const TIME_SUFFIXES = ['eq', 'not_eq', 'cont', 'not_cont', 'start', 'end', 'gt', 'gte', 'lt', 'lte', 'null'] as const;
+// The seed's suffix table, for every attribute it names; `_null` only where a value can be
+// missing (a page never scheduled), since created_at and updated_at are always set.
+const SUFFIXES = ['eq', 'not_eq', 'cont', 'not_cont', 'start', 'end', 'gt', 'gte', 'lt', 'lte'] as const;
 
 export const landingPages = defineResource({
   type: 'landing_pages',
@@ -11,11 +12,11 @@ export const landingPages = defineResource({
   tenancy: { kind: 'site', column: 'site_id' },
   defaultSort: 'title',
   attributes: {
-    title: attr.string({ sort: true, filter: TEXT_SUFFIXES }),
+    title: attr.string({ sort: true, filter: SUFFIXES }),
     url: attr.string(),
-    publish_at: attr.datetime({ sort: true, nullable: true, filter: TIME_SUFFIXES, description: 'When the page goes (or went) live; null: never' }),
-    created_at: attr.datetime({ sort: true, filter: TIME_SUFFIXES }),
-    updated_at: attr.datetime({ sort: true, filter: TIME_SUFFIXES }),
+    publish_at: attr.datetime({ sort: true, nullable: true, filter: [...SUFFIXES, 'null'], description: 'When the page goes (or went) live; null: never' }),
+    created_at: attr.datetime({ sort: true, filter: SUFFIXES }),
+    updated_at: attr.datetime({ sort: true, filter: SUFFIXES }),
   },
   relationships: { site: rel.toOne('sites', 'site_id') },
   filters: {

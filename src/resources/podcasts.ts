@@ -13,7 +13,7 @@ export const podcasts = defineResource({
     language: attr.string({ description: 'Language code, such as en' }),
     owner_email: attr.string(),
     author: attr.string({ nullable: true }),
-    status: attr.string({ sort: true, filter: ['eq'], enum: ['ready', 'processing'] }),
+    status: attr.string({ sort: true, filter: ['eq'], enum: ['ready', 'importing', 'failed'] }),
     show_type: attr.string({ filter: ['eq'], enum: ['episodic', 'serial'] }),
     thumbnail_url: attr.string({ nullable: true }),
     cover_art_url: attr.string({ nullable: true }),
