@@ -160,6 +160,8 @@ for (const dialect of DIALECTS) {
       for (const [path, item] of Object.entries<Record<string, { security?: unknown[] }>>(doc.paths)) {
         for (const [method, op] of Object.entries(item)) {
           const key = `${method.toUpperCase()} ${normalise(path)}`;
+          // JSON:API related-resource routes (the seed's links.related) are sitebiz's own addition.
+          if (/^GET \/v1\/[a-z_]+\/\{\}\/[a-z_]+$/.test(key) && !key.endsWith('/relationships')) continue;
           const match = upstream.get(key);
           assert.ok(match, `sitebiz documents ${key}, which upstream does not describe`);
           const secured = Array.isArray(op.security) && op.security.length > 0;

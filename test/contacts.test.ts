@@ -112,16 +112,17 @@ for (const dialect of DIALECTS) {
         relationships: {
           site: { data: { type: 'sites', id: String(f.siteId) } },
           customer: { data: { type: 'customers', id: String(f.customer.ada) } },
-          offers: { links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('ada')}/relationships/offers` } },
+          offers: { links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('ada')}/relationships/offers`, related: `${PUBLIC_URL}/v1/contacts/${idOf('ada')}/offers` } },
           tags: {
             data: [
               { type: 'contact_tags', id: String(f.tag.beta) },
               { type: 'contact_tags', id: String(f.tag.vip) },
             ],
-            links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('ada')}/relationships/tags` },
+            links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('ada')}/relationships/tags`, related: `${PUBLIC_URL}/v1/contacts/${idOf('ada')}/tags` },
           },
         },
-        links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('ada')}` },
+        // links.customer as upstream's contacts show has it: the URL of the contact's customer.
+        links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('ada')}`, customer: `${PUBLIC_URL}/v1/customers/${f.customer.ada}` },
       });
     });
 
@@ -395,13 +396,13 @@ for (const dialect of DIALECTS) {
           relationships: {
             site: { data: { type: 'sites', id: String(f.siteId) } },
             customer: { data: { type: 'customers', id: String(f.customer.grace) } },
-            offers: { links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('grace')}/relationships/offers` } },
+            offers: { links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('grace')}/relationships/offers`, related: `${PUBLIC_URL}/v1/contacts/${idOf('grace')}/offers` } },
             tags: {
               data: [{ type: 'contact_tags', id: String(f.tag.vip) }],
-              links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('grace')}/relationships/tags` },
+              links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('grace')}/relationships/tags`, related: `${PUBLIC_URL}/v1/contacts/${idOf('grace')}/tags` },
             },
           },
-          links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('grace')}` },
+          links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('grace')}`, customer: `${PUBLIC_URL}/v1/customers/${f.customer.grace}` },
         },
         links: {
           self: `${PUBLIC_URL}/v1/contacts/${idOf('grace')}`,
@@ -415,9 +416,12 @@ for (const dialect of DIALECTS) {
       assert.equal(plain.data.attributes.address_line_1, null);
       assert.deepEqual(plain.data.relationships.customer, { data: null });
       assert.equal('included' in plain, false);
-      for (const query of ['sort=name', 'page[size]=1', `filter[site_id]=${f.siteId}`]) {
+      for (const query of ['sort=name', 'page[size]=1', 'filter[name_contains]=a']) {
         await expectError(`/v1/contacts/${f.contact.ada}?${query}`, 400);
       }
+      // filter[site_id] on a show narrows the lookup to that site (upstream asks for it on payouts).
+      assert.equal((await show(f.contact.ada, `filter[site_id]=${f.siteId}`)).statusCode, 200);
+      await expectError(`/v1/contacts/${f.contact.ada}?filter[site_id]=${f.secondSite.siteId}`, 404);
     });
 
     it('includes the customer, tags and granted offers of a shown contact', async () => {
@@ -431,7 +435,7 @@ for (const dialect of DIALECTS) {
           { type: 'offers', id: String(f.offer.course) },
           { type: 'offers', id: String(f.offer.free) },
         ],
-        links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('margaret')}/relationships/offers` },
+        links: { self: `${PUBLIC_URL}/v1/contacts/${idOf('margaret')}/relationships/offers`, related: `${PUBLIC_URL}/v1/contacts/${idOf('margaret')}/offers` },
       });
       const included = body.included.map((r: { type: string; id: string }) => `${r.type}:${r.id}`);
       assert.deepEqual(included, [
@@ -452,7 +456,7 @@ for (const dialect of DIALECTS) {
         const rel = byId.get(idOf(p))!.relationships;
         const customerId = (f.customer as Record<string, number>)[p];
         assert.deepEqual(rel.customer, { data: customerId === undefined ? null : { type: 'customers', id: String(customerId) } }, p);
-        assert.deepEqual(rel.offers, { links: { self: `${PUBLIC_URL}/v1/contacts/${idOf(p)}/relationships/offers` } }, p);
+        assert.deepEqual(rel.offers, { links: { self: `${PUBLIC_URL}/v1/contacts/${idOf(p)}/relationships/offers`, related: `${PUBLIC_URL}/v1/contacts/${idOf(p)}/offers` } }, p);
         assert.ok(Array.isArray(rel.tags!.data), p);
       }
       assert.deepEqual(byId.get(idOf('katherine'))!.relationships.tags!.data, [{ type: 'contact_tags', id: String(f.tag.news) }]);

@@ -100,7 +100,7 @@ for (const dialect of DIALECTS) {
           contact: { data: { type: 'contacts', id: String(f.contact.ada) } },
           offers: {
             data: [{ type: 'offers', id: String(f.offer.course) }],
-            links: { self: `${url('ada')}/relationships/offers` },
+            links: { self: `${url('ada')}/relationships/offers`, related: `${url('ada')}/offers` },
           },
           products: { data: [{ type: 'products', id: String(f.product.course) }] },
         },
@@ -340,7 +340,7 @@ for (const dialect of DIALECTS) {
         updated_at: '2026-04-22T12:00:00.000Z',
       });
       // Alan's only grant was revoked and his membership ended.
-      assert.deepEqual(body.data.relationships.offers, { data: [], links: { self: `${url('alan')}/relationships/offers` } });
+      assert.deepEqual(body.data.relationships.offers, { data: [], links: { self: `${url('alan')}/relationships/offers`, related: `${url('alan')}/offers` } });
       assert.deepEqual(body.data.relationships.products, { data: [] });
       assert.equal('included' in body, false);
       const current = (await show(f.customer.alan, 'fields[customers]=name')).json().links.current;
@@ -355,7 +355,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(rel.contact, { data: { type: 'contacts', id: String(f.contact.margaret) } });
       // The course was granted twice; it is linked and included once.
       assert.deepEqual(keys(rel.offers.data), [`offers:${f.offer.bundle}`, `offers:${f.offer.course}`, `offers:${f.offer.free}`]);
-      assert.deepEqual(rel.offers.links, { self: `${url('margaret')}/relationships/offers` });
+      assert.deepEqual(rel.offers.links, { self: `${url('margaret')}/relationships/offers`, related: `${url('margaret')}/offers` });
       assert.deepEqual(keys(rel.products.data), [`products:${f.product.community}`, `products:${f.product.course}`, `products:${f.product.podcast}`]);
       assert.equal(body.data.links.contact, `${PUBLIC_URL}/v1/contacts/${f.contact.margaret}`);
       const included = keys(body.included);

@@ -64,6 +64,9 @@ function servedOperations(resources: readonly ResourceDefinition[]): string[] {
     if (r.routes.show) served.push(`GET /v1/${r.type}/{id}`);
     for (const [name, relationship] of Object.entries(r.relationships)) {
       if (relationship.links) served.push(`GET /v1/${r.type}/{id}/relationships/${name}`);
+      if (relationship.links && (relationship.kind === 'to-many' || relationship.kind === 'to-many-through')) {
+        served.push(`GET /v1/${r.type}/{id}/${name}`);
+      }
     }
   }
   return served;

@@ -55,12 +55,15 @@ export class DocumentRenderer {
         if (ids) member = { data: ids.map((target) => ({ type: relationship.type, id: target })) };
       }
       if (relationship.links) {
-        member = { ...member, links: { self: `${this.resourceUrl(resource, id)}/relationships/${name}` } };
+        const self = this.resourceUrl(resource, id);
+        const toMany = relationship.kind === 'to-many' || relationship.kind === 'to-many-through';
+        member = { ...member, links: toMany ? { self: `${self}/relationships/${name}`, related: `${self}/${name}` } : { self: `${self}/relationships/${name}` } };
       }
       if (member) (relationships ??= {})[name] = member;
-      if (relationship.resourceLink && relationship.kind === 'to-one') {
-        const fk = row[relationship.foreignKey];
-        if (fk !== null && fk !== undefined) (links ??= {})[name] = `${this.baseUrl}/v1/${relationship.type}/${String(fk)}`;
+      if (relationship.resourceLink) {
+        const target =
+          relationship.kind === 'to-one' ? row[relationship.foreignKey] : relationship.kind === 'has-one' ? linkage?.get(name)?.[0] : undefined;
+        if (target !== null && target !== undefined) (links ??= {})[name] = `${this.baseUrl}/v1/${relationship.type}/${String(target)}`;
       }
     }
     if (relationships) object.relationships = relationships;

@@ -6,8 +6,8 @@ import { DocumentRenderer, type ResourceIdentifier, type ResourceObject } from '
 import { forbidden, invalidParameter, notFound } from './errors.js';
 import { Executor } from './executor.js';
 import { pageLinks, queryString, type PageLinks } from './links.js';
-import { parseIdValue, planList, planShow, type PlanOptions } from './planner.js';
-import { parseQueryString } from './query-parser.js';
+import { parseIdValue, planList, planShow, type ListPlan, type PlanOptions } from './planner.js';
+import { parseQueryString, type ParsedQuery } from './query-parser.js';
 import type { Registry } from './registry.js';
 import type { ResourceDefinition } from './resource.js';
 
@@ -30,7 +30,7 @@ export interface ListDocument {
 
 export interface RelationshipDocument {
   data: ResourceIdentifier | ResourceIdentifier[] | null;
-  links: { self: string };
+  links: { self: string; related?: string };
 }
 
 export interface ShowDocument {
@@ -54,12 +54,16 @@ export class JsonApiEngine {
   async list(resource: ResourceDefinition, rawQuery: string, principal: Principal): Promise<ListDocument> {
     const query = parseQueryString(rawQuery);
     const plan = planList(resource, query, this.planOptions(principal));
+    return this.listDocument(resource, query, plan, `${this.options.publicUrl}/v1/${resource.type}`);
+  }
+
+  private async listDocument(resource: ResourceDefinition, query: ParsedQuery, plan: ListPlan, base: string): Promise<ListDocument> {
     const result = await this.executor.list(plan);
     const fields = plan.fields.get(resource.type);
     const totalPages = Math.ceil(result.totalCount / plan.page.size);
     const doc: ListDocument = {
       data: result.rows.map((row) => this.renderer.resourceObject(resource, row, fields)),
-      links: pageLinks(`${this.options.publicUrl}/v1/${resource.type}`, query, plan.page, totalPages),
+      links: pageLinks(base, query, plan.page, totalPages),
       meta: { total_pages: totalPages, total_count: result.totalCount, current_page: plan.page.number },
     };
     if (plan.includes.length > 0) doc.included = this.renderer.includedObjects(result.included, plan.fields);
@@ -82,6 +86,23 @@ export class JsonApiEngine {
     const doc: ShowDocument = { data, links: { self, current: `${self}${queryString(query.pairs)}` } };
     if (plan.includes.length > 0) doc.included = this.renderer.includedObjects(result.included, plan.fields);
     return doc;
+  }
+
+  /**
+   * `GET /v1/<type>/<id>/<name>`: the related records of a to-many relationship, as a list with
+   * every list parameter (paging, sort, fields, include, filters).
+   */
+  async related(resource: ResourceDefinition, rawId: string, name: string, rawQuery: string, principal: Principal): Promise<ListDocument> {
+    const relationship = resource.relationships[name];
+    if (!relationship) throw notFound(`${resource.type} has no relationship ${name}`);
+    const parentPlan = planShow(resource, parseQueryString(''), this.planOptions(principal));
+    const id = parseIdValue(rawId);
+    const ids = id === undefined ? undefined : await this.executor.relationshipIds(parentPlan, id, name);
+    if (!ids) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
+    const target = this.registry.get(relationship.type);
+    const query = parseQueryString(rawQuery);
+    const plan = planList(target, query, { ...this.planOptions(principal), onlyIds: ids.map(Number) });
+    return this.listDocument(target, query, plan, `${this.renderer.resourceUrl(resource, String(id))}/${name}`);
   }
 
   /** `GET /v1/<type>/<id>/relationships/<name>`: the linkage of one relationship. */
@@ -108,7 +129,8 @@ export class JsonApiEngine {
     const self = `${this.renderer.resourceUrl(resource, String(id))}/relationships/${name}`;
     const toOne = relationship.kind === 'to-one' || relationship.kind === 'has-one';
     const identifiers = ids.map((target) => ({ type: relationship.type, id: target }));
-    return { data: toOne ? (identifiers[0] ?? null) : identifiers, links: { self } };
+    const links = relationship.kind === 'to-many' || relationship.kind === 'to-many-through' ? { self, related: `${this.renderer.resourceUrl(resource, String(id))}/${name}` } : { self };
+    return { data: toOne ? (identifiers[0] ?? null) : identifiers, links };
   }
 
   private planOptions(principal: Principal): PlanOptions {

@@ -1,6 +1,7 @@
 // Stage 2: a ParsedQuery is resolved against the registry into a plan. Every name is checked
 // here (sort keys, fields, include paths, filters, page numbers) so that execution only ever sees
 // allow-listed identifiers and coerced values. Nothing here touches the database.
+import { sql, type SqlBool } from 'kysely';
 import type { Principal } from '../auth/principal.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import { forbidden, invalidParameter, notFound } from './errors.js';
@@ -41,6 +42,8 @@ export interface PlanOptions {
   now: Date;
   principal: Principal;
   ignoreUnknownFilters: boolean;
+  /** Related-records lists: only these ids of the resource (already within the tenancy). */
+  onlyIds?: readonly number[];
 }
 
 /** What both list and show need: sparse fields, includes and the tenant scope. */
@@ -70,7 +73,11 @@ export function planShow(resource: ResourceDefinition, query: ParsedQuery, optio
       throw invalidParameter(key, `${key} applies to lists only`);
     }
   }
-  const plan = planRead(resource, query, options, accessibleSites(options.principal));
+  // filter[site_id] on a show (upstream requires it for payouts) narrows the lookup to that site.
+  const siteIds = query.filters.has('site_id') && resource.tenancy.kind === 'site'
+    ? siteScopeForList(resource, query, options.principal)
+    : accessibleSites(options.principal);
+  const plan = planRead(resource, query, options, siteIds);
   applyIncludeNarrowing(resource, query, plan);
   return plan;
 }
@@ -79,6 +86,7 @@ export function planShow(resource: ResourceDefinition, query: ParsedQuery, optio
 function applyIncludeNarrowing(resource: ResourceDefinition, query: ParsedQuery, plan: ReadPlan): void {
   const pending = new Map<string, { search?: string; page?: number; per?: number }>();
   for (const [name, raw] of query.filters) {
+    if (name === 'site_id' && resource.tenancy.kind === 'site') continue; // applied by planShow
     const parameter = `filter[${name}]`;
     const match = /^(.+)_(search|page|per)$/.exec(name);
     const relationship = match?.[1];
@@ -129,9 +137,15 @@ function applyIncludeNarrowing(resource: ResourceDefinition, query: ParsedQuery,
 
 export function planList(resource: ResourceDefinition, query: ParsedQuery, options: PlanOptions): ListPlan {
   const { principal, traits } = options;
-  const base = planRead(resource, query, options, siteScopeForList(resource, query, principal));
+  // A related-records list is scoped by its parent record, so it needs no filter[site_id].
+  const siteIds = options.onlyIds ? principal.siteIds : siteScopeForList(resource, query, principal);
+  const base = planRead(resource, query, options, siteIds);
   const ctx = base.ctx;
   const conditions: ConditionBuilder[] = [];
+  const onlyIds = options.onlyIds;
+  if (onlyIds) {
+    conditions.push((eb) => (onlyIds.length === 0 ? sql<SqlBool>`1 = 0` : eb(`${resource.table}.id`, 'in', onlyIds)));
+  }
   const references: ListPlan['references'] = [];
 
   for (const [name, raw] of query.filters) {
@@ -192,8 +206,10 @@ function planRead(
   collect(includes);
 
   const fields = new Map<string, ReadonlySet<string>>();
-  for (const [type, raw] of query.fields) {
-    const parameter = `fields[${type}]`;
+  for (const [given, raw] of query.fields) {
+    const parameter = `fields[${given}]`;
+    // Upstream documents `fields[product]` beside `fields[products]`: a singular names its plural.
+    const type = !reachable.has(given) && reachable.has(`${given}s`) ? `${given}s` : given;
     const target = options.registry.find(type);
     if (!target || !reachable.has(type)) {
       throw invalidParameter(
@@ -207,6 +223,7 @@ function planRead(
         throw invalidParameter(parameter, `Unknown field ${JSON.stringify(n)} of ${type}; fields: ${Object.keys(target.attributes).join(', ')}`);
       }
     }
+    if (fields.has(type)) throw invalidParameter(parameter, `${parameter} repeats fields[${type}]`);
     fields.set(type, new Set(names));
   }
   return {

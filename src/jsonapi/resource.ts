@@ -84,11 +84,12 @@ interface RelationshipBase {
   /** Resource type of the related records. */
   type: string;
   /**
-   * Give the relationship object `links.self` and serve it at
-   * `GET /v1/<type>/<id>/relationships/<name>`.
+   * Give the relationship object `links.self` and `links.related`, served at
+   * `GET /v1/<type>/<id>/relationships/<name>` (linkage) and `GET /v1/<type>/<id>/<name>`
+   * (the related records, as a list).
    */
   links: boolean;
-  /** To-one only: also put the related record's URL in the resource object's `links.<name>`. */
+  /** To-one and has-one: also put the related record's URL in the resource object's `links.<name>`. */
   resourceLink: boolean;
   /** Only related records (or join rows) meeting this condition count, e.g. active grants. */
   where: ((eb: AnyEB, ctx: QueryContext) => Condition) | undefined;
@@ -125,11 +126,11 @@ export type RelationshipDef =
     });
 
 interface RelationshipOptions {
-  /** Add `links.self` to the relationship object and serve its relationship endpoint. */
+  /** Add `links.self` and `links.related` to the relationship object and serve both endpoints. */
   links?: boolean;
   /** To-many only: whether `data` linkage is rendered when the relationship is not included. */
   linkage?: boolean;
-  /** To-one only: add the related record's URL to the resource object's links. */
+  /** To-one and has-one: add the related record's URL to the resource object's links. */
   resourceLink?: boolean;
   /** A condition on the related records or the join table (qualify its columns). */
   where?: (eb: AnyEB, ctx: QueryContext) => Condition;

@@ -45,7 +45,7 @@ export function resourceObjectSchema(resource: ResourceDefinition): TObject {
   for (const [name, a] of Object.entries(resource.attributes)) attributes[name] = Type.Optional(attributeSchema(a));
   const relationships: Record<string, TSchema> = {};
   for (const [name, r] of Object.entries(resource.relationships)) {
-    const links = Type.Optional(Type.Object({ self: Type.String() }));
+    const links = Type.Optional(Type.Object({ self: Type.String(), related: Type.Optional(Type.String()) }));
     relationships[name] = Type.Optional(
       r.kind === 'to-one' || r.kind === 'has-one'
         ? Type.Object({ data: Type.Union([identifier(r.type), Type.Null()]), links })
@@ -201,10 +201,23 @@ export function relationshipRouteSchema(resource: ResourceDefinition, name: stri
     response: {
       200: Type.Object({
         data: toOne ? Type.Union([identifier(relationship.type), Type.Null()]) : Type.Array(identifier(relationship.type)),
-        links: Type.Object({ self: Type.String() }),
+        links: Type.Object({ self: Type.String(), related: Type.Optional(Type.String()) }),
       }),
       ...errorResponses,
       404: { ...errorDocumentSchema, description: 'No such record, or one this token may not see' },
     },
+  };
+}
+
+/** `GET /v1/<type>/<id>/<name>`: the related records, as a list of the target type. */
+export function relatedRouteSchema(registry: Registry, resource: ResourceDefinition, name: string, target: ResourceDefinition) {
+  const list = listRouteSchema(registry, target);
+  return {
+    ...list,
+    tags: [resource.type],
+    summary: `The ${name} of one ${resource.type} record`,
+    description: `The ${target.type} related to the record as ${name}, with the list parameters of ${target.type}.`,
+    params: Type.Object({ id: Type.String({ description: 'Record id' }) }),
+    response: { ...list.response, 404: { ...errorDocumentSchema, description: 'No such record, or one this token may not see' } },
   };
 }

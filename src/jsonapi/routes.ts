@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/authenticate.js';
 import type { JsonApiEngine } from './engine.js';
 import { JSONAPI_MEDIA_TYPE } from './http.js';
-import { listRouteSchema, relationshipRouteSchema, showRouteSchema } from './route-schemas.js';
+import { listRouteSchema, relatedRouteSchema, relationshipRouteSchema, showRouteSchema } from './route-schemas.js';
 
 /** The raw query string of a request, without `?`. */
 export function rawQueryOf(request: FastifyRequest): string {
@@ -35,6 +35,17 @@ export function resourceRoutes(engine: JsonApiEngine) {
             return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
           },
         );
+        if (relationship.kind === 'to-many' || relationship.kind === 'to-many-through') {
+          const target = engine.registry.get(relationship.type);
+          app.get<{ Params: { id: string } }>(
+            `/${resource.type}/:id/${name}`,
+            { schema: relatedRouteSchema(engine.registry, resource, name, target) },
+            async (request, reply) => {
+              const doc = await engine.related(resource, request.params.id, name, rawQueryOf(request), principalOf(request));
+              return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
+            },
+          );
+        }
       }
       if (resource.routes.show) {
         app.get<{ Params: { id: string } }>(

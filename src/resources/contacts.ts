@@ -37,7 +37,7 @@ export const contacts = defineResource({
   },
   relationships: {
     site: rel.toOne('sites', 'site_id'),
-    customer: rel.hasOne('customers', 'contact_id'),
+    customer: rel.hasOne('customers', 'contact_id', { resourceLink: true }),
     offers: rel.toManyThrough(
       'offers',
       { table: 'offer_grants', sourceKey: 'contact_id', targetKey: 'offer_id' },

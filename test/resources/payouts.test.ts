@@ -105,7 +105,7 @@ for (const dialect of DIALECTS) {
       assertResponseMatchesUpstream('GET', '/v1/kajabi_payments_payouts/{id}', missing);
     });
 
-    it('shows a payout with the filter[site_id] upstream requires on the show', { todo: 'the engine refuses filter[site_id] on a show (400 "applies to lists only")' }, async () => {
+    it('shows a payout with the filter[site_id] upstream requires on the show', async () => {
       const res = await getJson(w, `/v1/kajabi_payments_payouts/${py.py1}?filter[site_id]=${w.siteId}`);
       assert.equal(res.json().data.id, py.py1);
     });
