@@ -13,10 +13,7 @@ export const forms = defineResource({
     default: attr.boolean({ column: 'is_default', description: 'The site’s default form' }),
     // The column is text on both databases (JSON written as text), so it is parsed here rather
     // than by the json codec, which expects PostgreSQL to hand back parsed jsonb.
-    webhook_url: attr.computed('json', ['webhook_url'], (row) => (typeof row.webhook_url === 'string' ? JSON.parse(row.webhook_url) : null), {
-      nullable: true,
-      description: 'Where submissions are also posted, if anywhere',
-    }),
+    webhook_url: attr.json({ nullable: true, description: 'Where submissions are also posted, if anywhere' }),
     url: attr.string({ description: 'Public page of the form' }),
     created_at: attr.datetime({ sort: true }),
     updated_at: attr.datetime(),

@@ -234,7 +234,8 @@ export const platform: AppMigration = {
         .addColumn('title', 'text')
         .addColumn('description', 'text')
         .addColumn('is_default', t.booleanType, (c) => c.notNull())
-        .addColumn('webhook_url', 'text')
+        // Upstream types it as an object (a URL with its request settings).
+        .addColumn('webhook_url', t.jsonType)
         .addColumn('url', 'text', (c) => c.notNull())
         // What a submission does: grant this offer, apply tags, subscribe to sequences.
         .addColumn('offer_id', t.foreignKeyType, optionalRef('offers'))
