@@ -6,6 +6,10 @@ import type { Generated } from 'kysely';
 export type DbId = number | string;
 export type DbTimestamp = string | Date;
 export type DbBoolean = number | boolean;
+/** JSON text on SQLite; the parsed value of a jsonb column on PostgreSQL. */
+export type DbJson = unknown;
+/** A bigint column: a number on SQLite, a string on PostgreSQL. */
+export type DbBigint = number | string;
 
 export interface AccountsTable {
   id: Generated<DbId>;
@@ -19,7 +23,7 @@ export interface UsersTable {
   account_id: DbId;
   name: string;
   email: string;
-  /** One of USER_ROLES (auth/roles.ts). Owners and administrators reach every site of the account. */
+  /** One of USER_ROLES (auth/roles.ts). Owners reach every site of the account; other roles only their user_sites. */
   role: string;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
@@ -68,6 +72,465 @@ export interface OauthGrantsTable {
   created_at: DbTimestamp;
 }
 
+// --- Platform (0002_platform.ts). Every tenant-owned table carries site_id. -------------------
+
+/** Columns every site-owned table has. */
+interface SiteOwned {
+  id: Generated<DbId>;
+  site_id: DbId;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+/** Site-owned tables that record an event and are never updated (no updated_at). */
+interface SiteOwnedEvent {
+  id: Generated<DbId>;
+  site_id: DbId;
+  created_at: DbTimestamp;
+}
+
+export interface ContactsTable extends SiteOwned {
+  name: string;
+  /** Lower-cased; unique within the site. */
+  email: string;
+  phone_number: string | null;
+  business_number: string | null;
+  mobile_phone_number: string | null;
+  address_line_1: string | null;
+  address_line_2: string | null;
+  address_city: string | null;
+  address_state: string | null;
+  address_country: string | null;
+  address_zip: string | null;
+  /** Values of the custom fields with handles custom_1 .. custom_3. */
+  custom_1: string | null;
+  custom_2: string | null;
+  custom_3: string | null;
+  hidden: DbBoolean;
+  /** Marketing email consent and its history. */
+  subscribed: DbBoolean;
+  subscribed_at: DbTimestamp | null;
+  unsubscribed_at: DbTimestamp | null;
+  manually_unsubscribed_at: DbTimestamp | null;
+  opted_out_at: DbTimestamp | null;
+  /** The latest bounce (bounce_type hard or soft) and complaint. */
+  bounced_at: DbTimestamp | null;
+  bounce_type: string | null;
+  complained_at: DbTimestamp | null;
+  last_activity_at: DbTimestamp | null;
+}
+
+export interface CustomersTable extends SiteOwned {
+  /** One customer per contact; name and email are the contact's. */
+  contact_id: DbId;
+  name: string;
+  email: string;
+  avatar_url: string | null;
+  external_user_id: string | null;
+  public_bio: string | null;
+  public_location: string | null;
+  public_website: string | null;
+  socials: DbJson | null;
+  /** Successful charges minus refunds, in cents; kept by the code that writes transactions. */
+  net_revenue_cents: DbBigint;
+  sign_in_count: number;
+  last_request_at: DbTimestamp | null;
+  bounced_at: DbTimestamp | null;
+}
+
+export interface ContactTagsTable extends SiteOwned {
+  name: string;
+}
+
+export interface ContactTaggingsTable {
+  contact_id: DbId;
+  contact_tag_id: DbId;
+  created_at: DbTimestamp;
+}
+
+export interface CustomFieldsTable extends SiteOwned {
+  title: string;
+  /** custom_1, custom_2 or custom_3: the contact column holding the value. */
+  handle: string;
+  field_type: string;
+  required: DbBoolean;
+}
+
+export interface ContactNotesTable extends SiteOwned {
+  contact_id: DbId;
+  body: string;
+}
+
+export interface ProductsTable extends SiteOwned {
+  title: string;
+  description: string | null;
+  /** ready, processing or draft. */
+  status: string;
+  product_type_id: number;
+  product_type_name: string;
+  /** Fully qualified kind, such as Courses::Course. */
+  productizable_type: string;
+  publish_status: string;
+  thumbnail_url: string | null;
+  url: string | null;
+}
+
+export interface OffersTable extends SiteOwned {
+  title: string;
+  description: string | null;
+  internal_title: string | null;
+  currency: string;
+  price_in_cents: number;
+  /** one_time, subscription, multipay or free. */
+  payment_type: string;
+  token: string;
+  payment_method: string;
+  price_description: string;
+  single: DbBoolean;
+  image_url: string | null;
+}
+
+export interface OfferProductsTable {
+  offer_id: DbId;
+  product_id: DbId;
+}
+
+export interface CoursesTable extends SiteOwned {
+  product_id: DbId;
+  title: string;
+  description: string | null;
+  thumbnail_url: string | null;
+  publish_status: string;
+}
+
+export interface ModulesTable extends SiteOwned {
+  course_id: DbId;
+  title: string;
+  description: string | null;
+  position: number;
+  poster_image_url: string | null;
+  publishing_option: string;
+}
+
+export interface LessonsTable extends SiteOwned {
+  course_id: DbId;
+  module_id: DbId;
+  title: string;
+  position: number;
+  status: string;
+  publishing_option: string;
+}
+
+export interface MediaTable extends SiteOwned {
+  lesson_id: DbId;
+  /** video, audio or download. */
+  kind: string;
+  title: string;
+  url: string;
+  duration_seconds: number | null;
+}
+
+export interface PodcastsTable extends SiteOwned {
+  product_id: DbId;
+  title: string;
+  description: string;
+  language: string;
+  owner_email: string;
+  author: string | null;
+  status: string;
+  show_type: string;
+  thumbnail_url: string | null;
+  cover_art_url: string | null;
+  categories: DbJson;
+  directories: DbJson;
+  migrated_to_url: string | null;
+  migrated: DbBoolean;
+  public: DbBoolean;
+  ready: DbBoolean;
+  distribution_ready: DbBoolean;
+  url: string;
+}
+
+export interface PodcastEpisodesTable extends SiteOwned {
+  podcast_id: DbId;
+  title: string;
+  description: string | null;
+  episode_number: number;
+  duration_seconds: number;
+  audio_url: string;
+  published_at: DbTimestamp | null;
+}
+
+export interface EmailSequencesTable extends SiteOwned {
+  title: string;
+}
+
+export interface NewslettersTable extends SiteOwned {
+  title: string;
+}
+
+export interface FormsTable extends SiteOwned {
+  title: string | null;
+  description: string | null;
+  is_default: DbBoolean;
+  webhook_url: string | null;
+  url: string;
+  /** The offer a submission grants, if any. */
+  offer_id: DbId | null;
+  double_opt_in: DbBoolean;
+}
+
+export interface FormFieldsTable extends SiteOwned {
+  form_id: DbId;
+  title: string | null;
+  field_type: string;
+  required: DbBoolean;
+  handle: string;
+  /** Choices of a select field, one per line. */
+  select_options: string | null;
+  editable: DbBoolean;
+  position: number;
+}
+
+export interface FormTagsTable {
+  form_id: DbId;
+  contact_tag_id: DbId;
+}
+
+export interface FormEmailSequencesTable {
+  form_id: DbId;
+  email_sequence_id: DbId;
+}
+
+export interface FormSubmissionsTable extends SiteOwnedEvent {
+  form_id: DbId;
+  contact_id: DbId | null;
+  name: string;
+  email: string;
+  phone_number: string | null;
+  business_number: string | null;
+  address_line_1: string | null;
+  address_line_2: string | null;
+  address_city: string | null;
+  address_state: string | null;
+  address_country: string | null;
+  address_zip: string | null;
+  custom_1: string | null;
+  custom_2: string | null;
+  custom_3: string | null;
+}
+
+export interface LandingPagesTable extends SiteOwned {
+  title: string;
+  url: string;
+  /** Live from this moment; null: never published. */
+  publish_at: DbTimestamp | null;
+}
+
+export interface WebsitePagesTable extends SiteOwned {
+  title: string;
+  url: string | null;
+}
+
+export interface BlogsTable extends SiteOwned {
+  title: string;
+}
+
+export interface BlogPostsTable extends SiteOwned {
+  blog_id: DbId;
+  title: string;
+  slug: string;
+  url: string;
+  content: string;
+  page_title: string;
+  page_description: string;
+  published_at: DbTimestamp | null;
+}
+
+export interface PurchasesTable extends SiteOwned {
+  customer_id: DbId;
+  offer_id: DbId;
+  amount_in_cents: number;
+  payment_type: string;
+  multipay_payments_made: number | null;
+  opt_in: DbBoolean;
+  raw_extra_contact_information: DbJson;
+  currency: string;
+  effective_start_at: DbTimestamp | null;
+  cardholder_name: string | null;
+  billing_address_zip: string | null;
+  deactivated_at: DbTimestamp | null;
+  deactivation_reason: string | null;
+  coupon_code: string | null;
+  source: string | null;
+  referrer: string | null;
+  quantity: number;
+  /** active, canceled, or null for purchases without recurring billing. */
+  subscription_status: string | null;
+  subscription_canceled_at: DbTimestamp | null;
+}
+
+export interface OfferGrantsTable extends SiteOwned {
+  contact_id: DbId;
+  offer_id: DbId;
+  /** The purchase that granted the offer; null for a grant made by hand. */
+  purchase_id: DbId | null;
+  granted_at: DbTimestamp;
+  revoked_at: DbTimestamp | null;
+}
+
+export interface MembershipsTable extends SiteOwned {
+  contact_id: DbId;
+  product_id: DbId;
+  offer_grant_id: DbId | null;
+  started_at: DbTimestamp;
+  suspended_at: DbTimestamp | null;
+  ended_at: DbTimestamp | null;
+}
+
+export interface TransactionsTable extends SiteOwnedEvent {
+  customer_id: DbId;
+  /** Null for a transaction paying for several offers at once (a bundle). */
+  offer_id: DbId | null;
+  /** charge, subscription_charge, refund or dispute. */
+  action: string;
+  /** succeeded, failed or pending. */
+  state: string;
+  payment_type: string | null;
+  /** Negative for refunds. */
+  amount_in_cents: number;
+  sales_tax_in_cents: number;
+  currency: string;
+}
+
+export interface PurchaseTransactionsTable {
+  purchase_id: DbId;
+  transaction_id: DbId;
+}
+
+export interface OrdersTable extends SiteOwned {
+  customer_id: DbId;
+  order_number: number;
+  currency_code: string;
+  fulfilled_at: DbTimestamp | null;
+  total_price_in_cents: number;
+  subtotal_in_cents: number;
+  sales_tax_amount_in_cents: number;
+  discount_amount_in_cents: number;
+}
+
+export interface OrderItemsTable extends SiteOwned {
+  order_id: DbId;
+  quantity: number;
+  currency_code: string;
+  /** Offer, Product or Shipping; item_id is the id of that kind of record. */
+  item_type: string;
+  item_id: number;
+  title: string;
+  fulfilled_at: DbTimestamp | null;
+  total_price_in_cents: number;
+  subtotal_in_cents: number;
+  sales_tax_amount_in_cents: number;
+  discount_amount_in_cents: number;
+}
+
+export interface KajabiPaymentsPayoutsTable extends SiteOwned {
+  /** pending, in_transit, paid, failed or canceled. */
+  status: string;
+  amount_in_cents: number;
+  currency: string;
+  initiated_at: DbTimestamp;
+  estimated_arrival_at: DbTimestamp;
+  destination: string;
+}
+
+export interface HooksTable extends SiteOwned {
+  event: string;
+  target_url: string;
+  /** The form or tag the hook is limited to, if any. */
+  resource_id: number | null;
+}
+
+export interface EventsTable extends SiteOwned {
+  title: string;
+  starts_at: DbTimestamp;
+}
+
+export interface EventRegistrationsTable extends SiteOwnedEvent {
+  event_id: DbId;
+  contact_id: DbId;
+}
+
+export interface AssessmentsTable extends SiteOwned {
+  title: string;
+  passing_score: number;
+}
+
+export interface AssessmentAttemptsTable extends SiteOwnedEvent {
+  assessment_id: DbId;
+  contact_id: DbId;
+  score: number | null;
+  /** Null while in progress. */
+  completed_at: DbTimestamp | null;
+}
+
+export interface NewsletterSubscriptionsTable extends SiteOwned {
+  newsletter_id: DbId;
+  contact_id: DbId;
+  subscribed_at: DbTimestamp;
+  unsubscribed_at: DbTimestamp | null;
+}
+
+export interface EmailSequenceSubscriptionsTable extends SiteOwned {
+  email_sequence_id: DbId;
+  contact_id: DbId;
+  subscribed_at: DbTimestamp;
+  unsubscribed_at: DbTimestamp | null;
+}
+
+export interface EmailBroadcastsTable extends SiteOwned {
+  subject: string;
+  /** Null while a draft. */
+  sent_at: DbTimestamp | null;
+}
+
+/** One thing that happened to one email for one contact. */
+export interface EmailEventsTable extends SiteOwnedEvent {
+  contact_id: DbId;
+  email_broadcast_id: DbId | null;
+  email_sequence_id: DbId | null;
+  /** sent, delivered, opened, clicked, bounced, dropped or complained. */
+  kind: string;
+  /** hard or soft, for bounces. */
+  bounce_type: string | null;
+  occurred_at: DbTimestamp;
+}
+
+// --- Writes (0003_writes.ts) ------------------------------------------------------------------
+
+/** The transactional outbox: events written with the change they announce, delivered later. */
+export interface OutboxEventsTable {
+  id: Generated<DbId>;
+  site_id: DbId;
+  event_type: string;
+  /** JSON text on SQLite; the parsed value on PostgreSQL. */
+  payload: unknown;
+  created_at: DbTimestamp;
+  delivered_at: DbTimestamp | null;
+}
+
+/** Emails sitebiz would send (welcome, double opt-in), recorded instead of dropped. */
+export interface OutgoingMessagesTable {
+  id: Generated<DbId>;
+  site_id: DbId;
+  contact_id: DbId | null;
+  kind: string;
+  to_email: string;
+  subject: string;
+  body: string;
+  created_at: DbTimestamp;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -75,4 +538,51 @@ export interface Database {
   user_sites: UserSitesTable;
   api_keys: ApiKeysTable;
   oauth_grants: OauthGrantsTable;
+
+  contacts: ContactsTable;
+  customers: CustomersTable;
+  contact_tags: ContactTagsTable;
+  contact_taggings: ContactTaggingsTable;
+  custom_fields: CustomFieldsTable;
+  contact_notes: ContactNotesTable;
+  products: ProductsTable;
+  offers: OffersTable;
+  offer_products: OfferProductsTable;
+  courses: CoursesTable;
+  modules: ModulesTable;
+  lessons: LessonsTable;
+  media: MediaTable;
+  podcasts: PodcastsTable;
+  podcast_episodes: PodcastEpisodesTable;
+  email_sequences: EmailSequencesTable;
+  newsletters: NewslettersTable;
+  forms: FormsTable;
+  form_fields: FormFieldsTable;
+  form_tags: FormTagsTable;
+  form_email_sequences: FormEmailSequencesTable;
+  form_submissions: FormSubmissionsTable;
+  landing_pages: LandingPagesTable;
+  website_pages: WebsitePagesTable;
+  blogs: BlogsTable;
+  blog_posts: BlogPostsTable;
+  purchases: PurchasesTable;
+  offer_grants: OfferGrantsTable;
+  memberships: MembershipsTable;
+  transactions: TransactionsTable;
+  purchase_transactions: PurchaseTransactionsTable;
+  orders: OrdersTable;
+  order_items: OrderItemsTable;
+  kajabi_payments_payouts: KajabiPaymentsPayoutsTable;
+  hooks: HooksTable;
+  events: EventsTable;
+  event_registrations: EventRegistrationsTable;
+  assessments: AssessmentsTable;
+  assessment_attempts: AssessmentAttemptsTable;
+  newsletter_subscriptions: NewsletterSubscriptionsTable;
+  email_sequence_subscriptions: EmailSequenceSubscriptionsTable;
+  email_broadcasts: EmailBroadcastsTable;
+  email_events: EmailEventsTable;
+
+  outbox_events: OutboxEventsTable;
+  outgoing_messages: OutgoingMessagesTable;
 }
