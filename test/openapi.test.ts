@@ -56,12 +56,15 @@ function operationsOf(doc: OpenApiDocument): { method: string; path: string; op:
   return out;
 }
 
-/** Every path and method sitebiz routes: the fixed routes, then list and show of each declared resource. */
+/** Every path and method sitebiz routes: the fixed routes, then list, show and the declared writes of each resource. */
 function servedOperations(resources: readonly ResourceDefinition[]): string[] {
   const served = ['GET /v1/version', 'POST /v1/oauth/token', 'POST /v1/oauth/revoke', 'GET /v1/me'];
   for (const r of resources) {
     if (r.routes.list) served.push(`GET /v1/${r.type}`);
     if (r.routes.show) served.push(`GET /v1/${r.type}/{id}`);
+    if (r.write?.create) served.push(`POST /v1/${r.type}`);
+    if (r.write?.update) served.push(`PATCH /v1/${r.type}/{id}`);
+    if (r.write?.delete) served.push(`DELETE /v1/${r.type}/{id}`);
     for (const [name, relationship] of Object.entries(r.relationships)) {
       if (relationship.links) served.push(`GET /v1/${r.type}/{id}/relationships/${name}`);
       if (relationship.links && (relationship.kind === 'to-many' || relationship.kind === 'to-many-through')) {

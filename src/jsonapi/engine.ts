@@ -1,6 +1,7 @@
 // The JSON:API engine: parse → plan → execute → render, for any declared resource.
 import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/principal.js';
+import type { DatabaseHandle } from '../db/connect.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import { DocumentRenderer, type ResourceIdentifier, type ResourceObject } from './document.js';
 import { forbidden, invalidParameter, notFound } from './errors.js';
@@ -9,7 +10,8 @@ import { pageLinks, queryString, type PageLinks } from './links.js';
 import { parseIdValue, planList, planShow, type ListPlan, type PlanOptions } from './planner.js';
 import { parseQueryString, type ParsedQuery } from './query-parser.js';
 import type { Registry } from './registry.js';
-import type { ResourceDefinition } from './resource.js';
+import type { ResourceDefinition, WriteContext, WriteDef, WriteInput, WriteTarget } from './resource.js';
+import { readResourceDocument } from './write-document.js';
 
 export interface EngineOptions {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -131,6 +133,107 @@ export class JsonApiEngine {
     const identifiers = ids.map((target) => ({ type: relationship.type, id: target }));
     const links = relationship.kind === 'to-many' || relationship.kind === 'to-many-through' ? { self, related: `${this.renderer.resourceUrl(resource, String(id))}/${name}` } : { self };
     return { data: toOne ? (identifiers[0] ?? null) : identifiers, links };
+  }
+
+  /** `POST /v1/<type>`: the new record, as `show` renders it. */
+  async create(resource: ResourceDefinition, body: unknown, principal: Principal): Promise<ShowDocument> {
+    const write = this.writeOf(resource, principal, 'create');
+    const document = readResourceDocument(resource, body, write.rules, { create: true });
+    const id = await this.inTransaction(principal, async (ctx) => {
+      const targets = await this.findTargets(ctx.handle.db, resource, document.relationships, principal);
+      return write.create!(ctx, { ...document, targets });
+    });
+    return this.show(resource, String(id), '', principal);
+  }
+
+  /** `PATCH /v1/<type>/<id>`: the updated record, as `show` renders it. */
+  async update(resource: ResourceDefinition, rawId: string, body: unknown, principal: Principal): Promise<ShowDocument> {
+    const write = this.writeOf(resource, principal, 'update');
+    const document = readResourceDocument(resource, body, write.updateRules ?? write.rules, { create: false, id: rawId });
+    await this.inTransaction(principal, async (ctx) => {
+      const record = await this.findRecord(ctx.handle.db, resource, rawId, principal);
+      const targets = await this.findTargets(ctx.handle.db, resource, document.relationships, principal);
+      await write.update!(ctx, record, { ...document, targets });
+    });
+    return this.show(resource, rawId, '', principal);
+  }
+
+  /** `DELETE /v1/<type>/<id>`: answers `{"data": {}}` as upstream does. */
+  async delete(resource: ResourceDefinition, rawId: string, principal: Principal): Promise<{ data: Record<string, never> }> {
+    const write = this.writeOf(resource, principal, 'delete');
+    await this.inTransaction(principal, async (ctx) => {
+      const record = await this.findRecord(ctx.handle.db, resource, rawId, principal);
+      await write.delete!(ctx, record);
+    });
+    return { data: {} };
+  }
+
+  private writeOf(resource: ResourceDefinition, principal: Principal, operation: 'create' | 'update' | 'delete'): WriteDef {
+    const write = resource.write;
+    if (!write?.[operation]) throw new Error(`${resource.type} does not declare ${operation}`);
+    // The response shows the record, so writing needs the read permission as well; checked before
+    // anything is written.
+    for (const permission of [write.permission, resource.readPermission]) {
+      if (permission !== null && !principal.permissions.has(permission)) {
+        throw forbidden(`Writing ${resource.type} needs the ${write.permission} and ${resource.readPermission} permissions; this API key lacks ${permission}`);
+      }
+    }
+    return write;
+  }
+
+  /** Runs `fn` in one transaction: a request that fails changes nothing. */
+  private inTransaction<T>(principal: Principal, fn: (ctx: WriteContext) => Promise<T>): Promise<T> {
+    return this.options.db.transaction().execute((trx) => {
+      // The engine's builder is untyped; the domain reads the typed schema.
+      const handle: DatabaseHandle = { db: trx as unknown as DatabaseHandle['db'], traits: this.options.traits, description: 'transaction', close: async () => {} };
+      return fn({ handle, principal, now: this.options.now() });
+    });
+  }
+
+  /** The record `rawId` names, if the principal may reach it; otherwise 404 like a missing one. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private async findRecord(db: Kysely<any>, resource: ResourceDefinition, rawId: string, principal: Principal): Promise<WriteTarget> {
+    const id = parseIdValue(rawId);
+    const found = id === undefined ? undefined : await this.findAccessible(db, resource, id, principal);
+    if (!found) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
+    return found;
+  }
+
+  /** Every named to-one target, found in the principal's sites; a target it cannot reach is 404. */
+  private async findTargets(
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    db: Kysely<any>,
+    resource: ResourceDefinition,
+    relationships: WriteInput['relationships'],
+    principal: Principal,
+  ): Promise<Record<string, WriteTarget>> {
+    const targets: Record<string, WriteTarget> = {};
+    for (const [name, ids] of Object.entries(relationships)) {
+      if (typeof ids !== 'number') continue;
+      const target = this.registry.get(resource.relationships[name]!.type);
+      const found = await this.findAccessible(db, target, ids, principal);
+      if (!found) {
+        throw notFound(`No ${target.type} record with id "${ids}"`, { pointer: `/data/relationships/${name}/data/id` });
+      }
+      targets[name] = found;
+    }
+    return targets;
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private async findAccessible(db: Kysely<any>, resource: ResourceDefinition, id: number, principal: Principal): Promise<WriteTarget | undefined> {
+    const tenancy = resource.tenancy;
+    const siteColumn = tenancy.kind === 'site' ? tenancy.column : tenancy.siteColumn;
+    if (siteColumn === undefined) throw new Error(`${resource.type} records belong to no site; they cannot be written or named by a write`);
+    if (principal.siteIds.length === 0) return undefined;
+    let query = db
+      .selectFrom(resource.table)
+      .select(`${resource.table}.${siteColumn} as site_id`)
+      .where(`${resource.table}.id`, '=', id)
+      .where(`${resource.table}.${siteColumn}`, 'in', [...principal.siteIds]);
+    if (tenancy.kind === 'account') query = query.where(`${resource.table}.${tenancy.column}`, '=', principal.accountId);
+    const row = await query.executeTakeFirst();
+    return row ? { id, siteId: Number(row.site_id) } : undefined;
   }
 
   private planOptions(principal: Principal): PlanOptions {

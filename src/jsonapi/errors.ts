@@ -71,3 +71,7 @@ export const payloadTooLarge = (limit: number) =>
 
 export const internalError = () =>
   one(500, 'internal_error', 'Internal Server Error', 'The server could not complete the request; it has been logged');
+
+/** A request document that is well formed but breaks a rule (a taken email, a blank name). */
+export const unprocessable = (code: string, detail: string, pointer: string) =>
+  one(422, code, 'Unprocessable Entity', detail, { pointer });

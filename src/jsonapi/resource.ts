@@ -1,8 +1,11 @@
 // The declaration language of resources. A resource file is a list of these declarations; the
 // engine (planner, executor, renderer, routes, OpenAPI) reads them and never names a resource.
 import type { AliasableExpression, Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import type { Principal } from '../auth/principal.js';
+import type { DatabaseHandle } from '../db/connect.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import { PREDICATES_BY_TYPE, type PredicateSuffix } from './predicates.js';
+import type { ResourceWrite, WriteRules } from './write-document.js';
 
 /** The engine queries tables chosen at run time, so it works on untyped builders. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -270,6 +273,46 @@ export interface ResourceDefinition {
   includeNarrowing: Record<string, { search?: (eb: AnyEB, text: string, ctx: QueryContext) => Condition }>;
   /** Which generic routes the engine mounts for this resource. */
   routes: { list: boolean; show: boolean };
+  /** Mounts POST, PATCH and DELETE when present (see WriteDef). */
+  write: WriteDef | undefined;
+}
+
+/** What a domain write function gets: everything it does runs in the request's one transaction. */
+export interface WriteContext {
+  /** The database handle, its db bound to the request's transaction. */
+  handle: DatabaseHandle;
+  principal: Principal;
+  now: Date;
+}
+
+/** A record the principal may reach: its id and the site it belongs to. */
+export interface WriteTarget {
+  id: number;
+  siteId: number;
+}
+
+/** A checked request document, with every to-one relationship target found in the principal's sites. */
+export interface WriteInput extends ResourceWrite {
+  targets: Record<string, WriteTarget>;
+}
+
+/**
+ * The writes of a resource. The engine checks the permission, reads the body against the rules,
+ * finds the record and the relationship targets in the principal's sites (others are 404), runs
+ * the domain function in one transaction and answers with the record as `show` renders it.
+ */
+export interface WriteDef {
+  /** Permission needed for every write (the read permission is needed too, for the response). */
+  permission: string;
+  /** Rules of a create; of an update too unless updateRules is given. */
+  rules: WriteRules;
+  updateRules?: WriteRules;
+  /** `POST /v1/<type>`: returns the new record's id. */
+  create?: (ctx: WriteContext, input: WriteInput) => Promise<number>;
+  /** `PATCH /v1/<type>/<id>`. */
+  update?: (ctx: WriteContext, record: WriteTarget, input: WriteInput) => Promise<void>;
+  /** `DELETE /v1/<type>/<id>`. */
+  delete?: (ctx: WriteContext, record: WriteTarget) => Promise<void>;
 }
 
 export type ResourceInput = Pick<ResourceDefinition, 'type' | 'table' | 'description' | 'readPermission' | 'tenancy'> &
@@ -288,6 +331,7 @@ export function defineResource(input: ResourceInput): ResourceDefinition {
     sorts: {},
     includeNarrowing: {},
     routes: { list: true, show: true },
+    write: undefined,
     ...input,
     attributes,
   };

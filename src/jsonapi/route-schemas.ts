@@ -6,6 +6,7 @@ import { PREDICATE_MEANINGS } from './predicates.js';
 import { filterNames, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './planner.js';
 import type { Registry } from './registry.js';
 import type { AttributeDef, RelationshipDef, ResourceDefinition } from './resource.js';
+import type { WriteRules } from './write-document.js';
 
 const nullable = (schema: TSchema, isNullable: boolean) => (isNullable ? Type.Union([schema, Type.Null()]) : schema);
 
@@ -219,5 +220,80 @@ export function relatedRouteSchema(registry: Registry, resource: ResourceDefinit
     description: `The ${target.type} related to the record as ${name}, with the list parameters of ${target.type}.`,
     params: Type.Object({ id: Type.String({ description: 'Record id' }) }),
     response: { ...list.response, 404: { ...errorDocumentSchema, description: 'No such record, or one this token may not see' } },
+  };
+}
+
+// --- Writes (resources that declare `write`) -----------------------------------------------------
+
+const writeErrors = {
+  400: { ...errorDocumentSchema, description: 'Malformed document: bad JSON, no data, a missing type or id (source.pointer names the member)' },
+  401: errorResponses[401],
+  403: { ...errorDocumentSchema, description: 'The API key lacks the permission, or the document carries a client-generated id' },
+  404: { ...errorDocumentSchema, description: 'No such record, or a related record this token may not see (source.pointer names it)' },
+  409: { ...errorDocumentSchema, description: 'data.type or data.id does not match the endpoint' },
+  415: { ...errorDocumentSchema, description: 'The body is not application/vnd.api+json or application/json' },
+  422: { ...errorDocumentSchema, description: 'An attribute or relationship breaks a rule (source.pointer names it)' },
+};
+
+function writeBodySchema(resource: ResourceDefinition, rules: WriteRules, create: boolean): TObject {
+  const attributes: Record<string, TSchema> = {};
+  for (const name of rules.writable) {
+    const a = resource.attributes[name];
+    if (!a) continue;
+    const required = create && (rules.required ?? []).includes(name);
+    attributes[name] = required ? attributeSchema(a) : Type.Optional(attributeSchema(a));
+  }
+  const relationships: Record<string, TSchema> = {};
+  for (const [name, rule] of Object.entries(rules.relationships ?? {})) {
+    const r = resource.relationships[name]!;
+    const member = Type.Object({ data: identifier(r.type) });
+    relationships[name] = create && rule.required ? member : Type.Optional(member);
+  }
+  return Type.Object({
+    data: Type.Object({
+      type: Type.Literal(resource.type),
+      ...(create ? {} : { id: Type.String({ description: 'The id in the path' }) }),
+      attributes: Type.Optional(Type.Object(attributes)),
+      ...(Object.keys(relationships).length > 0 ? { relationships: Type.Optional(Type.Object(relationships)) } : {}),
+    }),
+  });
+}
+
+function writeRouteSchema(registry: Registry, resource: ResourceDefinition, summary: string, withId: boolean) {
+  return {
+    tags: [resource.type],
+    summary,
+    description: resource.description,
+    security: [{ Bearer: [] }],
+    produces: [JSONAPI_MEDIA_TYPE],
+    consumes: [JSONAPI_MEDIA_TYPE, 'application/json'],
+    ...(withId ? { params: Type.Object({ id: Type.String({ description: 'Record id' }) }) } : {}),
+    showResponse: Type.Object({
+      data: resourceObjectSchema(resource),
+      links: Type.Object({ self: Type.String(), current: Type.String() }),
+    }),
+  };
+}
+
+export function createRouteSchema(registry: Registry, resource: ResourceDefinition, rules: WriteRules) {
+  const { showResponse, ...schema } = writeRouteSchema(registry, resource, `Create a ${resource.type} record`, false);
+  return {
+    ...schema,
+    body: writeBodySchema(resource, rules, true),
+    response: { 201: { ...showResponse, description: 'Created; the Location header is links.self' }, ...writeErrors },
+  };
+}
+
+export function updateRouteSchema(registry: Registry, resource: ResourceDefinition, rules: WriteRules) {
+  const { showResponse, ...schema } = writeRouteSchema(registry, resource, `Update a ${resource.type} record`, true);
+  return { ...schema, body: writeBodySchema(resource, rules, false), response: { 200: showResponse, ...writeErrors } };
+}
+
+export function deleteRouteSchema(registry: Registry, resource: ResourceDefinition) {
+  const { showResponse: _show, consumes: _consumes, ...schema } = writeRouteSchema(registry, resource, `Delete a ${resource.type} record`, true);
+  const { 409: _c, 415: _m, ...errors } = writeErrors;
+  return {
+    ...schema,
+    response: { 200: Type.Object({ data: Type.Object({}) }, { description: 'Deleted' }), ...errors },
   };
 }

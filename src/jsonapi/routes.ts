@@ -3,7 +3,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/authenticate.js';
 import type { JsonApiEngine } from './engine.js';
 import { JSONAPI_MEDIA_TYPE } from './http.js';
-import { listRouteSchema, relatedRouteSchema, relationshipRouteSchema, showRouteSchema } from './route-schemas.js';
+import {
+  createRouteSchema,
+  deleteRouteSchema,
+  listRouteSchema,
+  relatedRouteSchema,
+  relationshipRouteSchema,
+  showRouteSchema,
+  updateRouteSchema,
+} from './route-schemas.js';
 
 /** The raw query string of a request, without `?`. */
 export function rawQueryOf(request: FastifyRequest): string {
@@ -53,6 +61,33 @@ export function resourceRoutes(engine: JsonApiEngine) {
           { schema: showRouteSchema(engine.registry, resource) },
           async (request, reply) => {
             const doc = await engine.show(resource, request.params.id, rawQueryOf(request), principalOf(request));
+            return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
+          },
+        );
+      }
+      const write = resource.write;
+      if (write?.create) {
+        app.post(`/${resource.type}`, { schema: createRouteSchema(engine.registry, resource, write.rules) }, async (request, reply) => {
+          const doc = await engine.create(resource, request.body, principalOf(request));
+          return reply.code(201).header('location', doc.links.self).type(JSONAPI_MEDIA_TYPE).send(doc);
+        });
+      }
+      if (write?.update) {
+        app.patch<{ Params: { id: string } }>(
+          `/${resource.type}/:id`,
+          { schema: updateRouteSchema(engine.registry, resource, write.updateRules ?? write.rules) },
+          async (request, reply) => {
+            const doc = await engine.update(resource, request.params.id, request.body, principalOf(request));
+            return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
+          },
+        );
+      }
+      if (write?.delete) {
+        app.delete<{ Params: { id: string } }>(
+          `/${resource.type}/:id`,
+          { schema: deleteRouteSchema(engine.registry, resource) },
+          async (request, reply) => {
+            const doc = await engine.delete(resource, request.params.id, principalOf(request));
             return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
           },
         );

@@ -1,3 +1,4 @@
+import { createContactNote, deleteContactNote, updateContactNote } from '../domain/contact-notes.js';
 import { attr, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
 
 export const contactNotes = defineResource({
@@ -15,5 +16,14 @@ export const contactNotes = defineResource({
   relationships: { contact: rel.toOne('contacts', 'contact_id') },
   filters: {
     contact_id: namedFilter('id', 'Notes of one contact', (eb, id) => eb('contact_notes.contact_id', '=', id), { references: 'contacts' }),
+  },
+  write: {
+    permission: 'manage:contacts',
+    rules: { writable: ['body'], required: ['body'], relationships: { contact: { required: true } } },
+    // A note stays with its contact.
+    updateRules: { writable: ['body'] },
+    create: createContactNote,
+    update: updateContactNote,
+    delete: deleteContactNote,
   },
 });

@@ -1,7 +1,26 @@
+import { createContact, deleteContact, updateContact } from '../domain/contacts.js';
 import { attr, defineResource, rel } from '../jsonapi/resource.js';
 import { contactFilterFamily } from './contact-filters.js';
 
 const text = (description: string) => attr.string({ nullable: true, description });
+
+const WRITABLE = [
+  'name',
+  'email',
+  'address_line_1',
+  'address_line_2',
+  'address_city',
+  'address_state',
+  'address_country',
+  'address_zip',
+  'phone_number',
+  'business_number',
+  'subscribed',
+  'external_user_id',
+  'custom_1',
+  'custom_2',
+  'custom_3',
+];
 
 export const contacts = defineResource({
   type: 'contacts',
@@ -46,5 +65,14 @@ export const contacts = defineResource({
     tags: rel.toManyThrough('contact_tags', { table: 'contact_taggings', sourceKey: 'contact_id', targetKey: 'contact_tag_id' }, { links: true }),
   },
   filters: contactFilterFamily({ table: 'contacts', contactId: 'contacts.id', createdAt: 'contacts.created_at', noun: 'contact' }),
+  write: {
+    permission: 'manage:contacts',
+    rules: { writable: WRITABLE, required: ['email'], relationships: { site: { required: true } } },
+    // A contact stays in its site.
+    updateRules: { writable: WRITABLE },
+    create: createContact,
+    update: updateContact,
+    delete: deleteContact,
+  },
 });
 
