@@ -94,12 +94,19 @@ const COMMANDS: Record<string, Command> = {
   },
   init: {
     summary: 'migrate; create an account, owner and site if none exists; print a new API key with every permission',
-    usage: 'sitebiz init [--demo|--empty] [--json] [config flags]',
-    options: { demo: { type: 'boolean' }, empty: { type: 'boolean' }, json: { type: 'boolean' } },
+    usage: 'sitebiz init [--demo [--contacts N]|--empty] [--json] [config flags]',
+    options: { demo: { type: 'boolean' }, empty: { type: 'boolean' }, json: { type: 'boolean' }, contacts: { type: 'string' } },
     async run(values) {
       if (values.demo && values.empty) throw new UsageError('choose one of --demo and --empty');
+      if (values.contacts !== undefined && values.empty) throw new UsageError('--contacts sizes the demo data; it does not go with --empty');
+      const contacts = values.contacts === undefined ? undefined : requiredInt(values, 'contacts');
+      if (contacts !== undefined && (contacts < 60 || contacts > 2_000_000)) {
+        throw new UsageError('--contacts takes a number from 60 (the demo set) to 2000000');
+      }
       const config = configFrom(values);
-      const result = await withDatabase(config, (h) => initialize(h, { demo: !values.empty, baseUrl: config.publicUrl }));
+      const result = await withDatabase(config, (h) =>
+        initialize(h, { demo: !values.empty, baseUrl: config.publicUrl, ...(contacts ? { demoContacts: contacts } : {}) }),
+      );
       if (values.json) {
         const { created: _created, ...json } = result;
         out(JSON.stringify(json));

@@ -20,7 +20,7 @@ export interface InitResult {
 
 export async function initialize(
   handle: DatabaseHandle,
-  options: { demo: boolean; baseUrl: string; clock?: Clock },
+  options: { demo: boolean; baseUrl: string; clock?: Clock; demoContacts?: number },
 ): Promise<InitResult> {
   const clock = options.clock ?? { now: () => new Date() };
   const { db } = handle;
@@ -37,7 +37,9 @@ export async function initialize(
         const newAccountId = await createAccount(tx, { name: names.account }, clock);
         await createUser(tx, { accountId: newAccountId, name: names.owner, email: names.email, role: 'owner' }, clock);
         const siteId = await createSite(tx, { accountId: newAccountId, title: names.site, subdomain: names.subdomain }, clock);
-        if (options.demo) await seedDemoData(tx, { accountId: newAccountId, siteId }, clock);
+        if (options.demo) {
+          await seedDemoData(tx, { accountId: newAccountId, siteId }, clock, options.demoContacts ? { contacts: options.demoContacts } : {});
+        }
         return { id: newAccountId };
       });
       created = true;
