@@ -279,6 +279,43 @@ for (const dialect of DIALECTS) {
         await check('POST', '/v1/oauth/revoke', '/v1/oauth/revoke', { headers: formHeaders, payload: fields({ token: 'x' }) });
       });
 
+      it('writes: POST, PATCH and DELETE /v1/contacts and /v1/contact_notes, their successes and refusals', async () => {
+        const headers = { 'content-type': 'application/vnd.api+json' };
+        const site = { site: { data: { type: 'sites', id: String(t.tenant.siteId) } } };
+        const created = await check('POST', '/v1/contacts', '/v1/contacts', {
+          token,
+          headers,
+          payload: JSON.stringify({ data: { type: 'contacts', attributes: { email: 'openapi@example.com' }, relationships: site } }),
+        });
+        const id = created.json().data.id as string;
+        await check('POST', '/v1/contacts', '/v1/contacts', {
+          token,
+          headers,
+          payload: JSON.stringify({ data: { type: 'contacts', attributes: { email: 'openapi@example.com' }, relationships: site } }),
+        });
+        await check('POST', '/v1/contacts', '/v1/contacts', { token, headers, payload: '{"data":' });
+        await check('POST', '/v1/contacts', '/v1/contacts', { token, headers: { 'content-type': 'text/plain' }, payload: 'x' });
+        const url = `/v1/contacts/${id}`;
+        await check('PATCH', '/v1/contacts/{id}', url, { token, headers, payload: JSON.stringify({ data: { type: 'contacts', id, attributes: { name: 'O' } } }) });
+        await check('PATCH', '/v1/contacts/{id}', url, { token, headers, payload: JSON.stringify({ data: { type: 'contacts', id: '0', attributes: {} } }) });
+        const note = await check('POST', '/v1/contact_notes', '/v1/contact_notes', {
+          token,
+          headers,
+          payload: JSON.stringify({ data: { type: 'contact_notes', attributes: { body: 'b' }, relationships: { contact: { data: { type: 'contacts', id } } } } }),
+        });
+        const noteId = note.json().data.id as string;
+        await check('PATCH', '/v1/contact_notes/{id}', `/v1/contact_notes/${noteId}`, {
+          token,
+          headers,
+          payload: JSON.stringify({ data: { type: 'contact_notes', id: noteId, attributes: { body: 'c' } } }),
+        });
+        await check('DELETE', '/v1/contact_notes/{id}', `/v1/contact_notes/${noteId}`, { token });
+        await check('DELETE', '/v1/contacts/{id}', url, { token });
+        await check('DELETE', '/v1/contacts/{id}', url, { token });
+        const viewer = await t.keyWith(t.tenant.ownerId, ['view:contacts']);
+        await check('DELETE', '/v1/contacts/{id}', url, { token: viewer.token });
+      });
+
       it('GET /v1/version 200', async () => {
         await check('GET', '/v1/version', '/v1/version');
       });
