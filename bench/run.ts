@@ -39,6 +39,19 @@ function targetsFor(accessToken: string): Target[] {
   return [
     { name: 'GET /v1/version', path: '/v1/version', headers: {} },
     { name: 'GET /v1/sites', path: '/v1/sites', headers: { ...auth } },
+    // A page of 25 contacts of the demo site, and lists that include related records (one query
+    // per include edge).
+    { name: 'GET /v1/contacts', path: '/v1/contacts', headers: { ...auth } },
+    {
+      name: 'GET /v1/customers?include=contact,offers,products',
+      path: '/v1/customers?include=contact,offers,products',
+      headers: { ...auth },
+    },
+    {
+      name: 'GET /v1/courses?include=modules,lessons,lessons.media,offers',
+      path: '/v1/courses?include=modules,lessons,lessons.media,offers',
+      headers: { ...auth },
+    },
   ];
 }
 
