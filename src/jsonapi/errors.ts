@@ -24,7 +24,8 @@ export class ApiError extends Error {
   /** Extra response headers (WWW-Authenticate, Allow). */
   readonly headers: Record<string, string>;
 
-  constructor(status: number, errors: Omit<ErrorObject, 'status'>[], headers: Record<string, string> = {}) {
+  /** Each error takes `status` unless it carries its own (several problems of different kinds). */
+  constructor(status: number, errors: Array<Omit<ErrorObject, 'status'> & { status?: string }>, headers: Record<string, string> = {}) {
     super(errors.map((e) => e.detail).join('; '));
     this.name = 'ApiError';
     this.status = status;

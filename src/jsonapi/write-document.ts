@@ -41,14 +41,17 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const own = <T>(map: Record<string, T> | undefined, name: string): T | undefined =>
   map !== undefined && Object.hasOwn(map, name) ? map[name] : undefined;
 
-/** Throws the collected problems as one ApiError: their common status, else 400 (JSON:API). */
+/**
+ * Throws the collected problems as one ApiError: the response status is their common status, else
+ * 400 (JSON:API: the most generally applicable one); each error keeps its own status.
+ */
 export function throwProblems(problems: Problem[]): void {
   if (problems.length === 0) return;
   const statuses = new Set(problems.map((p) => p.status));
   const status = statuses.size === 1 ? problems[0]!.status : 400;
   throw new ApiError(
     status,
-    problems.map(({ status: _s, ...rest }) => rest),
+    problems.map((p) => ({ ...p, status: String(p.status) })),
   );
 }
 

@@ -189,5 +189,10 @@ describe('throwProblems', () => {
     const p = (status: number) => ({ status, code: 'c', title: 't', detail: 'd', source: { pointer: '' } });
     assert.equal(problems(() => throwProblems([p(422), p(422)])).status, 422);
     assert.equal(problems(() => throwProblems([p(409), p(422)])).status, 400);
+    try {
+      throwProblems([p(409), p(422)]);
+    } catch (error) {
+      assert.deepEqual((error as ApiError).errors.map((e) => e.status), ['409', '422'], 'each error keeps its own status');
+    }
   });
 });

@@ -132,6 +132,33 @@ for (const dialect of DIALECTS) {
         }
       });
 
+      it('a create racing an uncommitted insert of the same email loses cleanly once it commits (the unique index decides)', async () => {
+        // The other writer's transaction holds its row uncommitted while the request runs, so the
+        // request's own check cannot see it: PostgreSQL blocks the insert until the commit, then
+        // reports the unique violation; SQLite's one connection makes the request wait its turn.
+        let commit!: () => void;
+        const held = new Promise<void>((resolve) => (commit = resolve));
+        let inserted!: () => void;
+        const insertedYet = new Promise<void>((resolve) => (inserted = resolve));
+        const other = t.handle.db.transaction().execute(async (trx) => {
+          const at = t.handle.traits.encodeTimestamp(t.clock.now());
+          await trx
+            .insertInto('contacts')
+            .values({ site_id: siteId, name: 'Held', email: 'held@example.com', hidden: t.handle.traits.encodeBoolean(false), subscribed: t.handle.traits.encodeBoolean(false), created_at: at, updated_at: at })
+            .execute();
+          inserted();
+          await held;
+        });
+        await insertedYet;
+        const request = create(createBody({ email: 'held@example.com' }));
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        commit();
+        await other;
+        assertError(await request, 422, 'taken', '/data/attributes/email');
+        const rows = await t.handle.db.selectFrom('contacts').select('name').where('site_id', '=', siteId).where('email', '=', 'held@example.com').execute();
+        assert.deepEqual(rows.map((r) => r.name), ['Held'], 'only the other writer\'s row');
+      });
+
       it('refuses bodies that are not a contact document, writing nothing', async () => {
         await refused(() => create('{"data": ', token), 400, 'malformed_json');
         await refused(() => create('plain text', token, 'text/plain'), 415, 'unsupported_media_type');
