@@ -4,14 +4,14 @@ import type { Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import { DocumentRenderer, type ResourceIdentifier, type ResourceObject } from './document.js';
-import { forbidden, invalidParameter, notFound } from './errors.js';
+import { badRequest, forbidden, invalidParameter, notFound } from './errors.js';
 import { Executor } from './executor.js';
 import { pageLinks, queryString, type PageLinks } from './links.js';
 import { parseIdValue, planList, planShow, type ListPlan, type PlanOptions } from './planner.js';
 import { parseQueryString, type ParsedQuery } from './query-parser.js';
 import type { Registry } from './registry.js';
 import type { ResourceDefinition, WriteContext, WriteDef, WriteInput, WriteTarget } from './resource.js';
-import { readResourceDocument } from './write-document.js';
+import { readRelationshipDocument, readResourceDocument } from './write-document.js';
 
 export interface EngineOptions {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -168,6 +168,67 @@ export class JsonApiEngine {
     return { data: {} };
   }
 
+  /**
+   * `POST|PATCH|DELETE /v1/<type>/<id>/relationships/<name>`: add, replace or remove members of
+   * a to-many relationship; answers with its linkage afterwards.
+   */
+  async writeRelationship(
+    resource: ResourceDefinition,
+    rawId: string,
+    name: string,
+    operation: 'add' | 'replace' | 'remove',
+    body: unknown,
+    principal: Principal,
+  ): Promise<RelationshipDocument> {
+    const relationship = resource.relationships[name];
+    const write = relationship?.write;
+    const run = write?.[operation];
+    if (!relationship || !write || !run) throw new Error(`${resource.type}.${name} does not declare ${operation}`);
+    const target = this.registry.get(relationship.type);
+    requirePermissions(principal, [write.permission, resource.readPermission, target.readPermission], `Changing ${resource.type} ${name}`);
+    const { ids, meta } = readRelationshipDocument(body, relationship.type);
+    await this.inTransaction(principal, async (ctx) => {
+      const record = await this.findRecord(ctx.handle.db, resource, rawId, principal);
+      const targets: WriteTarget[] = [];
+      for (const [i, id] of ids.entries()) {
+        const found = await this.findAccessible(ctx.handle.db, target, id, principal);
+        // A target of another site of the account is as unknown to this record as a missing one.
+        if (!found || found.siteId !== record.siteId) {
+          throw notFound(`No ${target.type} record with id "${id}" in the site of this ${resource.type} record`, { pointer: `/data/${i}/id` });
+        }
+        targets.push(found);
+      }
+      await run(ctx, record, targets, meta);
+    });
+    return this.relationship(resource, rawId, name, '', principal);
+  }
+
+  /** `POST /v1/<type>/<id>/<action>`: runs a declared action; answers with a record. */
+  async action(
+    resource: ResourceDefinition,
+    rawId: string,
+    name: string,
+    body: unknown,
+    principal: Principal,
+  ): Promise<{ created: boolean; document: ShowDocument }> {
+    const action = resource.actions[name];
+    if (!action) throw new Error(`${resource.type} does not declare action ${name}`);
+    const bodyResource = action.body ? this.registry.get(action.body.type) : undefined;
+    requirePermissions(principal, [action.permission, resource.readPermission, bodyResource?.readPermission ?? null], `${name} on ${resource.type}`);
+    const document = action.body && bodyResource ? readResourceDocument(bodyResource, body, action.body.rules, { create: true }) : undefined;
+    if (!action.body && body !== undefined && body !== null && !(typeof body === 'object' && Object.keys(body).length === 0)) {
+      throw badRequest('unexpected_body', `${name} takes no request body`, { pointer: '' });
+    }
+    const answer = await this.inTransaction(principal, async (ctx) => {
+      const record = await this.findRecord(ctx.handle.db, resource, rawId, principal);
+      const targets = document && bodyResource ? await this.findTargets(ctx.handle.db, bodyResource, document.relationships, principal) : {};
+      const result = await action.run(ctx, record, document ? { ...document, targets } : undefined);
+      return result ?? { type: resource.type, id: record.id, created: false };
+    });
+    const answerResource = this.registry.get(answer.type);
+    return { created: answer.created, document: await this.show(answerResource, String(answer.id), '', principal) };
+  }
+
   private writeOf(resource: ResourceDefinition, principal: Principal, operation: 'create' | 'update' | 'delete'): WriteDef {
     const write = resource.write;
     if (!write?.[operation]) throw new Error(`${resource.type} does not declare ${operation}`);
@@ -245,4 +306,11 @@ export class JsonApiEngine {
       ignoreUnknownFilters: this.options.ignoreUnknownFilters,
     };
   }
+}
+
+/** 403 unless the key has every permission named (null: none needed). */
+function requirePermissions(principal: Principal, permissions: Array<string | null>, what: string): void {
+  const needed = permissions.filter((p): p is string => p !== null);
+  const missing = needed.find((p) => !principal.permissions.has(p));
+  if (missing) throw forbidden(`${what} needs the ${[...new Set(needed)].join(' and ')} permissions; this API key lacks ${missing}`);
 }

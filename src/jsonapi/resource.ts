@@ -96,6 +96,8 @@ interface RelationshipBase {
   resourceLink: boolean;
   /** Only related records (or join rows) meeting this condition count, e.g. active grants. */
   where: ((eb: AnyEB, ctx: QueryContext) => Condition) | undefined;
+  /** POST, PATCH and DELETE on `/v1/<type>/<id>/relationships/<name>` (to-many only). */
+  write: RelationshipWriteDef | undefined;
 }
 
 export type RelationshipDef =
@@ -137,6 +139,8 @@ interface RelationshipOptions {
   resourceLink?: boolean;
   /** A condition on the related records or the join table (qualify its columns). */
   where?: (eb: AnyEB, ctx: QueryContext) => Condition;
+  /** Writes of the relationship endpoint (to-many only). */
+  write?: RelationshipWriteDef;
 }
 
 const base = (type: string, o: RelationshipOptions): RelationshipBase => ({
@@ -144,6 +148,7 @@ const base = (type: string, o: RelationshipOptions): RelationshipBase => ({
   links: o.links ?? false,
   resourceLink: o.resourceLink ?? false,
   where: o.where,
+  write: o.write,
 });
 
 export const rel = {
@@ -275,6 +280,8 @@ export interface ResourceDefinition {
   routes: { list: boolean; show: boolean };
   /** Mounts POST, PATCH and DELETE when present (see WriteDef). */
   write: WriteDef | undefined;
+  /** Mounts `POST /v1/<type>/<id>/<name>` for each (see ActionDef). */
+  actions: Record<string, ActionDef>;
 }
 
 /** What a domain write function gets: everything it does runs in the request's one transaction. */
@@ -315,6 +322,39 @@ export interface WriteDef {
   delete?: (ctx: WriteContext, record: WriteTarget) => Promise<void>;
 }
 
+/**
+ * Writes of a to-many relationship endpoint. The engine checks the permissions, reads the
+ * `{"data": [identifiers]}` document, finds every target in the principal's sites (404 naming
+ * `/data/<i>/id` otherwise), runs the function in one transaction and answers with the
+ * relationship's linkage after it.
+ */
+export interface RelationshipWriteDef {
+  permission: string;
+  /** POST: add these targets (already present ones are left as they are). */
+  add?: (ctx: WriteContext, record: WriteTarget, targets: WriteTarget[], meta: Record<string, unknown>) => Promise<void>;
+  /** PATCH: make the set exactly these targets. */
+  replace?: (ctx: WriteContext, record: WriteTarget, targets: WriteTarget[], meta: Record<string, unknown>) => Promise<void>;
+  /** DELETE: remove these targets (absent ones are ignored). */
+  remove?: (ctx: WriteContext, record: WriteTarget, targets: WriteTarget[], meta: Record<string, unknown>) => Promise<void>;
+}
+
+/**
+ * `POST /v1/<type>/<id>/<name>`: an operation on one record that is not a plain update
+ * (deactivate a purchase, submit a form). Runs in one transaction; answers with a record.
+ */
+export interface ActionDef {
+  /** Permission needed (the read permission of the answered type is needed too). */
+  permission: string;
+  description: string;
+  /** The request body, if any: a resource document of `type`, checked with `rules`. */
+  body?: { type: string; rules: WriteRules };
+  /**
+   * Does the work. Returns the record to answer with (default: the acted-on record, 200); a
+   * created record answers 201.
+   */
+  run: (ctx: WriteContext, record: WriteTarget, input: WriteInput | undefined) => Promise<{ type: string; id: number; created: boolean } | void>;
+}
+
 export type ResourceInput = Pick<ResourceDefinition, 'type' | 'table' | 'description' | 'readPermission' | 'tenancy'> &
   Partial<Omit<ResourceDefinition, 'type' | 'table' | 'description' | 'readPermission' | 'tenancy'>>;
 
@@ -332,6 +372,7 @@ export function defineResource(input: ResourceInput): ResourceDefinition {
     includeNarrowing: {},
     routes: { list: true, show: true },
     write: undefined,
+    actions: {},
     ...input,
     attributes,
   };

@@ -5,7 +5,7 @@ import { JSONAPI_MEDIA_TYPE } from './http.js';
 import { PREDICATE_MEANINGS } from './predicates.js';
 import { filterNames, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './planner.js';
 import type { Registry } from './registry.js';
-import type { AttributeDef, RelationshipDef, ResourceDefinition } from './resource.js';
+import type { ActionDef, AttributeDef, RelationshipDef, ResourceDefinition } from './resource.js';
 import type { WriteRules } from './write-document.js';
 
 const nullable = (schema: TSchema, isNullable: boolean) => (isNullable ? Type.Union([schema, Type.Null()]) : schema);
@@ -295,5 +295,46 @@ export function deleteRouteSchema(registry: Registry, resource: ResourceDefiniti
   return {
     ...schema,
     response: { 200: Type.Object({ data: Type.Object({}) }, { description: 'Deleted' }), ...errors },
+  };
+}
+
+/** POST (add), PATCH (replace) and DELETE (remove) on a to-many relationship endpoint. */
+export function relationshipWriteRouteSchema(
+  resource: ResourceDefinition,
+  name: string,
+  relationship: RelationshipDef,
+  operation: 'add' | 'replace' | 'remove',
+) {
+  const verb = { add: 'Add to', replace: 'Replace', remove: 'Remove from' }[operation];
+  return {
+    tags: [resource.type],
+    summary: `${verb} the ${name} of one ${resource.type} record`,
+    description: `Body: {"data": [{"type": "${relationship.type}", "id": "..."}], "meta": {...}}. Answers with the relationship's linkage afterwards.`,
+    security: [{ Bearer: [] }],
+    produces: [JSONAPI_MEDIA_TYPE],
+    consumes: [JSONAPI_MEDIA_TYPE, 'application/json'],
+    params: Type.Object({ id: Type.String({ description: 'Record id' }) }),
+    body: Type.Object({ data: Type.Array(identifier(relationship.type)), meta: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }),
+    response: {
+      200: Type.Object({ data: Type.Array(identifier(relationship.type)), links: Type.Object({ self: Type.String(), related: Type.Optional(Type.String()) }) }),
+      ...writeErrors,
+    },
+  };
+}
+
+/** `POST /v1/<type>/<id>/<action>`. */
+export function actionRouteSchema(registry: Registry, resource: ResourceDefinition, name: string, action: ActionDef) {
+  const bodyResource = action.body ? registry.get(action.body.type) : undefined;
+  const answer = bodyResource ?? resource;
+  const showResponse = Type.Object({ data: resourceObjectSchema(answer), links: Type.Object({ self: Type.String(), current: Type.String() }) });
+  return {
+    tags: [resource.type],
+    summary: `${name.replace(/_/g, ' ')}: ${resource.type}`,
+    description: action.description,
+    security: [{ Bearer: [] }],
+    produces: [JSONAPI_MEDIA_TYPE],
+    ...(action.body && bodyResource ? { consumes: [JSONAPI_MEDIA_TYPE, 'application/json'], body: writeBodySchema(bodyResource, action.body.rules, true) } : {}),
+    params: Type.Object({ id: Type.String({ description: 'Record id' }) }),
+    response: { [bodyResource ? 201 : 200]: showResponse, ...writeErrors },
   };
 }

@@ -4,11 +4,13 @@ import { principalOf } from '../auth/authenticate.js';
 import type { JsonApiEngine } from './engine.js';
 import { JSONAPI_MEDIA_TYPE } from './http.js';
 import {
+  actionRouteSchema,
   createRouteSchema,
   deleteRouteSchema,
   listRouteSchema,
   relatedRouteSchema,
   relationshipRouteSchema,
+  relationshipWriteRouteSchema,
   showRouteSchema,
   updateRouteSchema,
 } from './route-schemas.js';
@@ -89,6 +91,39 @@ export function resourceRoutes(engine: JsonApiEngine) {
           async (request, reply) => {
             const doc = await engine.delete(resource, request.params.id, principalOf(request));
             return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
+          },
+        );
+      }
+      for (const [name, relationship] of Object.entries(resource.relationships)) {
+        const relationshipWrite = relationship.write;
+        if (!relationshipWrite) continue;
+        const url = `/${resource.type}/:id/relationships/${name}`;
+        const operations = [
+          ['POST', 'add'],
+          ['PATCH', 'replace'],
+          ['DELETE', 'remove'],
+        ] as const;
+        for (const [method, operation] of operations) {
+          if (!relationshipWrite[operation]) continue;
+          app.route<{ Params: { id: string } }>({
+            method,
+            url,
+            schema: relationshipWriteRouteSchema(resource, name, relationship, operation),
+            handler: async (request, reply) => {
+              const doc = await engine.writeRelationship(resource, request.params.id, name, operation, request.body, principalOf(request));
+              return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
+            },
+          });
+        }
+      }
+      for (const [name, action] of Object.entries(resource.actions)) {
+        app.post<{ Params: { id: string } }>(
+          `/${resource.type}/:id/${name}`,
+          { schema: actionRouteSchema(engine.registry, resource, name, action) },
+          async (request, reply) => {
+            const { created, document } = await engine.action(resource, request.params.id, name, request.body, principalOf(request));
+            if (created) reply.code(201).header('location', document.links.self);
+            return reply.type(JSONAPI_MEDIA_TYPE).send(document);
           },
         );
       }
