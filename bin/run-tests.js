@@ -3,7 +3,7 @@
 // TEST_DATABASE_URL is set (then it must be reachable: a set but dead URL fails the run rather
 // than passing on SQLite alone). Extra arguments go to node's test runner.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,6 +29,17 @@ if (process.env.TEST_DATABASE_URL) {
 } else {
   console.log('Databases: SQLite only. PostgreSQL skipped: set TEST_DATABASE_URL=postgres://... to run every suite on it too.');
 }
+
+// The upstream OpenAPI document lives in the project's shared/ folder beside the repo; without it
+// the conformance checks are skipped (in CI, where CI=true, its absence fails them instead).
+const upstream = [process.env.SITEBIZ_UPSTREAM_OPENAPI, join(root, '..', 'shared', 'reference', 'upstream-openapi-v1.1.0.yml')].find(
+  (p) => p && existsSync(p),
+);
+console.log(
+  upstream
+    ? `Upstream conformance: checked against ${relative(root, upstream)}`
+    : 'Upstream conformance: skipped (no ../shared/reference/upstream-openapi-v1.1.0.yml; set SITEBIZ_UPSTREAM_OPENAPI to check against it).',
+);
 
 const result = spawnSync(
   process.execPath,

@@ -69,6 +69,21 @@ export function upstreamFilePath(): string {
   return found;
 }
 
+/**
+ * Why upstream checks are skipped, or undefined when they run. The document lives in the
+ * project's shared/ folder beside the repo (CI always has it: there a missing document fails).
+ * A clone on its own skips the checks and says so, so `npm test` still passes there.
+ */
+export const UPSTREAM_SKIP_REASON: string | undefined = (() => {
+  try {
+    upstreamFilePath();
+    return undefined;
+  } catch (error) {
+    if (process.env.CI) return undefined; // fail loudly at first use
+    return `upstream conformance checks skipped: ${(error as Error).message}`;
+  }
+})();
+
 let loaded: SchemaObject | undefined;
 
 /** The parsed upstream document, loaded once per process. Treat it as read-only. */
@@ -92,6 +107,7 @@ function isObject(value: unknown): value is SchemaObject {
 
 /** Every operation upstream describes (method + path), in document order. */
 export function upstreamOperations(): UpstreamOperation[] {
+  if (UPSTREAM_SKIP_REASON) return [];
   const doc = upstreamDocument();
   const globalSecurity = Array.isArray(doc.security) && doc.security.length > 0;
   const out: UpstreamOperation[] = [];
@@ -326,6 +342,7 @@ export function upstreamMismatches(
   body: unknown,
   options: UpstreamMatchOptions = {},
 ): string[] {
+  if (UPSTREAM_SKIP_REASON) return [];
   const schema = upstreamResponseSchema(method, path, status, options);
   if (schema === null) {
     const empty = body === undefined || body === null || body === '';
@@ -345,6 +362,7 @@ export function assertMatchesUpstream(
   body: unknown,
   options: UpstreamMatchOptions = {},
 ): void {
+  if (UPSTREAM_SKIP_REASON) return;
   const problems = upstreamMismatches(method, path, status, body, options);
   if (problems.length > 0) {
     assert.fail(
@@ -356,6 +374,7 @@ export function assertMatchesUpstream(
 
 /** Fails when `body` does not match components.schemas[name] (e.g. errors_not_found). */
 export function assertMatchesUpstreamComponent(name: string, body: unknown, options: Pick<UpstreamMatchOptions, 'strictAttributes'> = {}): void {
+  if (UPSTREAM_SKIP_REASON) return;
   const validate = validatorFor(JSON.stringify(['component', name, options.strictAttributes ?? true]), upstreamComponentSchema(name, options));
   if (!validate(body)) {
     assert.fail(`Body does not match upstream components.schemas.${name}:\n${describeErrors(validate.errors)}\nbody: ${excerpt(body)}`);
@@ -378,6 +397,7 @@ export function assertResponseMatchesUpstream(
   response: InjectedResponse,
   options: Omit<UpstreamMatchOptions, 'contentType'> = {},
 ): void {
+  if (UPSTREAM_SKIP_REASON) return;
   const status = response.statusCode;
   const documented = upstreamContentTypes(method, path, status);
   const header = response.headers['content-type'];
