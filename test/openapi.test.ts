@@ -70,7 +70,11 @@ function servedOperations(resources: readonly ResourceDefinition[]): string[] {
       if (relationship.links && (relationship.kind === 'to-many' || relationship.kind === 'to-many-through')) {
         served.push(`GET /v1/${r.type}/{id}/${name}`);
       }
+      if (relationship.write?.add) served.push(`POST /v1/${r.type}/{id}/relationships/${name}`);
+      if (relationship.write?.replace) served.push(`PATCH /v1/${r.type}/{id}/relationships/${name}`);
+      if (relationship.write?.remove) served.push(`DELETE /v1/${r.type}/{id}/relationships/${name}`);
     }
+    for (const name of Object.keys(r.actions)) served.push(`POST /v1/${r.type}/{id}/${name}`);
   }
   return served;
 }

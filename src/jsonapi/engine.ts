@@ -216,7 +216,8 @@ export class JsonApiEngine {
     const bodyResource = action.body ? this.registry.get(action.body.type) : undefined;
     requirePermissions(principal, [action.permission, resource.readPermission, bodyResource?.readPermission ?? null], `${name} on ${resource.type}`);
     const document = action.body && bodyResource ? readResourceDocument(bodyResource, body, action.body.rules, { create: true }) : undefined;
-    if (!action.body && body !== undefined && body !== null && !(typeof body === 'object' && Object.keys(body).length === 0)) {
+    // Nothing, null or {} count as no body; anything else (an array too) is refused.
+    if (!action.body && body !== undefined && body !== null && !(typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0)) {
       throw badRequest('unexpected_body', `${name} takes no request body`, { pointer: '' });
     }
     const answer = await this.inTransaction(principal, async (ctx) => {

@@ -1,5 +1,6 @@
 import { attr, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
 import { escapeLike } from '../db/dialect-traits.js';
+import { cancelPurchaseSubscription, deactivatePurchase, reactivatePurchase } from '../domain/purchases.js';
 
 export const purchases = defineResource({
   type: 'purchases',
@@ -47,5 +48,26 @@ export const purchases = defineResource({
     referrer: namedFilter('string', 'Purchases whose referrer contains the text, ignoring case', (eb, text, ctx) =>
       ctx.traits.likeInsensitive(eb, eb.ref('purchases.referrer'), `%${escapeLike(text)}%`),
     ),
+  },
+  // POST /v1/purchases/{id}/<action>, no body; each answers the purchase (see domain/purchases.ts).
+  actions: {
+    deactivate: {
+      permission: 'manage:purchases',
+      description:
+        'Deactivates an active purchase: deactivated_at and deactivation_reason ("deactivated through the API") are set and the access it gave (offer grants, product memberships) ends. The subscription is NOT cancelled; use cancel_subscription for that. A purchase that is already deactivated answers 422 purchase_not_active and nothing changes.',
+      run: deactivatePurchase,
+    },
+    reactivate: {
+      permission: 'manage:purchases',
+      description:
+        'Reactivates a deactivated free purchase (payment_type free or amount 0): deactivated_at and deactivation_reason are cleared and access to the offer and its products is granted again (a new grant; the ended access stays as history). The subscription is not reactivated. A paid purchase answers 422 purchase_not_free; an active one 422 purchase_already_active.',
+      run: reactivatePurchase,
+    },
+    cancel_subscription: {
+      permission: 'manage:purchases',
+      description:
+        'Cancels the active subscription of a purchase (subscription_status canceled, subscription_canceled_at now) and deactivates the purchase (reason "subscription canceled"), ending its access. A purchase already deactivated keeps its deactivation. A purchase without an active subscription answers 422 no_active_subscription.',
+      run: cancelPurchaseSubscription,
+    },
   },
 });
