@@ -100,7 +100,12 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
-    prepare(sql: string) {
+    prepare(text: string) {
+      // Kysely opens transactions with a plain (deferred) `begin`. A deferred transaction that reads
+      // and then writes cannot wait for another process's write lock (SQLite answers busy at once
+      // to avoid a deadlock); `begin immediate` takes the write lock first and waits for it
+      // within the busy timeout, so several processes can share one database file.
+      const sql = text === 'begin' ? 'begin immediate' : text;
       let statement = cache.get(sql);
       if (statement) {
         cache.delete(sql);
