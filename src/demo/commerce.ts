@@ -10,6 +10,7 @@ import { COUPON_DISCOUNTS, type GrantPlan, type PersonPlan, type PurchasePlan } 
 import type { Rng } from './random.js';
 import type { Row, RowSet } from './rows.js';
 import type { Timeline } from './timeline.js';
+import { normalizePublicWebsite } from '../domain/customer-rules.js';
 
 export interface CommerceContext {
   set: RowSet;
@@ -84,7 +85,7 @@ export function addCommerce(ctx: CommerceContext, buyer: Buyer, rng: Rng): Comme
     external_user_id: plan.profile.externalId ? `NW-${String(plan.index + 1).padStart(6, '0')}` : null,
     public_bio: plan.profile.bio,
     public_location: plan.profile.bio || plan.profile.website ? `${plan.place.city}, ${plan.place.state}` : null,
-    public_website: plan.profile.website ? `https://${slug}.example.com/` : null,
+    public_website: plan.profile.website ? normalizePublicWebsite(`${slug}.example.com`) : null,
     socials: plan.profile.socials ? { instagram: `https://www.instagram.com/${slug.replace(/-/g, '_')}`, linkedin: `https://www.linkedin.com/in/${slug}` } : null,
     net_revenue_cents: 0,
     sign_in_count: plan.profile.signInCount,
