@@ -13,9 +13,9 @@ import { ApiError, unprocessable } from '../jsonapi/errors.js';
 import type { WriteContext, WriteInput, WriteTarget } from '../jsonapi/resource.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const CUSTOM_FIELDS = ['custom_1', 'custom_2', 'custom_3'] as const;
-/** Attributes copied as given (strings or null). */
-const PLAIN = [
+export const CUSTOM_FIELDS = ['custom_1', 'custom_2', 'custom_3'] as const;
+/** Attributes copied as given (strings or null); form submissions carry the same ones. */
+export const PLAIN = [
   'address_line_1',
   'address_line_2',
   'address_city',
@@ -63,7 +63,7 @@ const externalTaken = (value: string) =>
   unprocessable('taken', `external_user_id ${JSON.stringify(value)} is already used by another customer of this site`, pointer('external_user_id'));
 
 /** custom_N may hold a value only when the site defines that custom field. */
-async function checkCustomFields(ctx: WriteContext, siteId: number, attributes: Record<string, unknown>): Promise<void> {
+export async function checkCustomFields(ctx: WriteContext, siteId: number, attributes: Record<string, unknown>): Promise<void> {
   const given = CUSTOM_FIELDS.filter((name) => attributes[name] !== undefined && attributes[name] !== null);
   if (given.length === 0) return;
   const rows = await ctx.handle.db

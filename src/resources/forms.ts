@@ -1,3 +1,4 @@
+import { submitForm } from '../domain/form-submissions.js';
 import { attr, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
 
 export const forms = defineResource({
@@ -22,6 +23,23 @@ export const forms = defineResource({
     site: rel.toOne('sites', 'site_id'),
     offer: rel.toOne('offers', 'offer_id'),
     fields: rel.toMany('form_fields', 'form_id'),
+  },
+  actions: {
+    submit: {
+      permission: 'manage:form_submissions',
+      description:
+        'Submits the form for a person: creates or updates the contact by email, records the submission, applies the form’s tags, offer and email sequences, and subscribes the contact (with double opt-in: records a confirmation email instead).',
+      body: {
+        type: 'form_submissions',
+        rules: {
+          writable: ['name', 'email', 'phone_number', 'business_number', 'address_line_1', 'address_line_2', 'address_city', 'address_state', 'address_country', 'address_zip', 'custom_1', 'custom_2', 'custom_3'],
+          required: ['name', 'email'],
+          // Kept on the contact; a submission row has no column for it.
+          extraAttributes: { mobile_phone_number: 'string' },
+        },
+      },
+      run: submitForm,
+    },
   },
 });
 
