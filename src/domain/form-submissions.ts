@@ -53,7 +53,7 @@ export async function submitForm(ctx: WriteContext, form: WriteTarget, input: Wr
     .executeTakeFirstOrThrow();
   const submissionId = Number(submission.id);
 
-  await applyTags(ctx, siteId, form.id, contactId);
+  await applyTags(ctx, siteId, form.id, contactId, email);
   if (formRow.offer_id !== null) await grantOfferOnSubmit(ctx, siteId, contactId, Number(formRow.offer_id));
   await subscribeToSequences(ctx, siteId, form.id, contactId);
   await handleConsent(ctx, siteId, contactId, email, traits.decodeBoolean(formRow.double_opt_in) === true, formRow.title);
@@ -124,8 +124,11 @@ async function upsertContact(ctx: WriteContext, siteId: number, email: string, n
   return Number(existing.id);
 }
 
-/** Tags the contact with the form's tags; each new tagging announces tag_added. */
-async function applyTags(ctx: WriteContext, siteId: number, formId: number, contactId: number): Promise<void> {
+/**
+ * Tags the contact with the form's tags; each new tagging announces tag_added, with the payload
+ * the tags relationship endpoint writes (src/domain/contact-tags.ts), so hooks see one shape.
+ */
+async function applyTags(ctx: WriteContext, siteId: number, formId: number, contactId: number, email: string): Promise<void> {
   const { db, traits } = ctx.handle;
   const tags = await db
     .selectFrom('form_tags')
@@ -146,7 +149,7 @@ async function applyTags(ctx: WriteContext, siteId: number, formId: number, cont
         siteId,
         type: 'tag_added',
         at: ctx.now,
-        payload: { contact_id: String(contactId), contact_tag_id: String(tag.id), tag_name: tag.name, form_id: String(formId) },
+        payload: { contact_id: String(contactId), contact_email: email, tag_id: String(tag.id), tag_name: tag.name, site_id: String(siteId) },
       });
     }
   }

@@ -139,7 +139,12 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(submitted.delivered_at, null, 'the event waits for delivery');
       const tagged = (await eventsOf('tag_added')).filter((e) => e.payload.contact_id === id);
-      assert.deepEqual(tagged.map((e) => e.payload.contact_tag_id).sort(), [String(tagA), String(tagB)].sort(), 'one tag_added per new tagging');
+      assert.deepEqual(tagged.map((e) => e.payload.tag_id).sort(), [String(tagA), String(tagB)].sort(), 'one tag_added per new tagging');
+      assert.deepEqual(
+        tagged.find((e) => e.payload.tag_id === String(tagA))?.payload,
+        { contact_id: id, contact_email: 'grace@example.com', tag_id: String(tagA), tag_name: 'Lead', site_id: String(t.tenant.siteId) },
+        'the payload the tags endpoint writes too',
+      );
       const messages = await t.handle.db.selectFrom('outgoing_messages').selectAll().where('to_email', '=', 'grace@example.com').where('kind', '=', 'double_opt_in').execute();
       assert.deepEqual(messages, [], 'single opt-in sends no confirmation');
     });
@@ -158,7 +163,7 @@ for (const dialect of DIALECTS) {
       assert.equal(contact.address_city, 'London', 'a blank field is filled');
       assert.equal(first.json().data.attributes.name, 'Ada L.', 'the submission keeps what was entered');
       const tagEvents = (await eventsOf('tag_added')).filter((e) => e.payload.contact_id === String(existing));
-      assert.deepEqual(tagEvents.map((e) => e.payload.contact_tag_id), [String(tagB)], 'tag_added only for the tag the contact lacked');
+      assert.deepEqual(tagEvents.map((e) => e.payload.tag_id), [String(tagB)], 'tag_added only for the tag the contact lacked');
       assert.deepEqual(await rowCounts(t, ['offer_grants']), { offer_grants: grantsBefore.offer_grants! + 1 }, 'one grant');
 
       const counts = await rowCounts(t, TABLES);
