@@ -1,4 +1,6 @@
+import { addContactTags, removeContactTags, replaceContactTags } from '../domain/contact-tags.js';
 import { createContact, deleteContact, updateContact } from '../domain/contacts.js';
+import { contactOfferGrants } from '../domain/offer-grants.js';
 import { attr, defineResource, rel } from '../jsonapi/resource.js';
 import { contactFilterFamily } from './contact-filters.js';
 
@@ -60,9 +62,18 @@ export const contacts = defineResource({
     offers: rel.toManyThrough(
       'offers',
       { table: 'offer_grants', sourceKey: 'contact_id', targetKey: 'offer_id' },
-      { links: true, linkage: false, where: (eb) => eb('offer_grants.revoked_at', 'is', null) },
+      {
+        links: true,
+        linkage: false,
+        where: (eb) => eb('offer_grants.revoked_at', 'is', null),
+        write: { permission: 'manage:customers', ...contactOfferGrants },
+      },
     ),
-    tags: rel.toManyThrough('contact_tags', { table: 'contact_taggings', sourceKey: 'contact_id', targetKey: 'contact_tag_id' }, { links: true }),
+    tags: rel.toManyThrough(
+      'contact_tags',
+      { table: 'contact_taggings', sourceKey: 'contact_id', targetKey: 'contact_tag_id' },
+      { links: true, write: { permission: 'manage:contacts', add: addContactTags, replace: replaceContactTags, remove: removeContactTags } },
+    ),
   },
   filters: contactFilterFamily({ table: 'contacts', contactId: 'contacts.id', createdAt: 'contacts.created_at', noun: 'contact' }),
   write: {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { escapeLike } from '../db/dialect-traits.js';
+import { customerOfferGrants } from '../domain/offer-grants.js';
 import { attr, defineResource, rel } from '../jsonapi/resource.js';
 import { centsToDecimal, contactFilterFamily } from './contact-filters.js';
 
@@ -49,7 +50,11 @@ export const customers = defineResource({
     offers: rel.toManyThrough(
       'offers',
       { table: 'offer_grants', sourceKey: 'contact_id', targetKey: 'offer_id', sourceColumn: 'contact_id' },
-      { links: true, where: (eb) => eb('offer_grants.revoked_at', 'is', null) },
+      {
+        links: true,
+        where: (eb) => eb('offer_grants.revoked_at', 'is', null),
+        write: { permission: 'manage:customers', ...customerOfferGrants },
+      },
     ),
     products: rel.toManyThrough(
       'products',

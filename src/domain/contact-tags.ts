@@ -1,0 +1,76 @@
+// Tags on a contact: POST, PATCH and DELETE /v1/contacts/{id}/relationships/tags. Called by the
+// engine inside the request's transaction, with every tag already found in the contact's site.
+//
+// - adding a tag the contact already has changes nothing (no row, no event);
+// - PATCH makes the set exactly the given tags: it removes the others and adds the missing ones;
+// - each tagging actually added or removed writes a tag_added / tag_removed outbox event in the
+//   same transaction, so webhooks announce exactly the changes that committed.
+import type { WriteContext, WriteTarget } from '../jsonapi/resource.js';
+import { recordEvent } from './outbox.js';
+
+type TagEvent = 'tag_added' | 'tag_removed';
+
+/** Tag ids the contact has now. */
+async function currentTagIds(ctx: WriteContext, contactId: number): Promise<Set<number>> {
+  const rows = await ctx.handle.db.selectFrom('contact_taggings').select('contact_tag_id').where('contact_id', '=', contactId).execute();
+  return new Set(rows.map((r) => Number(r.contact_tag_id)));
+}
+
+/** One event per tag, in the given order; the payload names the contact, the tag and the site. */
+async function recordTagEvents(ctx: WriteContext, contact: WriteTarget, tagIds: number[], type: TagEvent): Promise<void> {
+  if (tagIds.length === 0) return;
+  const { db } = ctx.handle;
+  const person = await db.selectFrom('contacts').select('email').where('id', '=', contact.id).executeTakeFirstOrThrow();
+  const tags = await db.selectFrom('contact_tags').select(['id', 'name']).where('id', 'in', tagIds).execute();
+  const names = new Map(tags.map((tag) => [Number(tag.id), tag.name]));
+  for (const tagId of tagIds) {
+    await recordEvent(ctx.handle, {
+      siteId: contact.siteId,
+      type,
+      at: ctx.now,
+      payload: {
+        contact_id: String(contact.id),
+        contact_email: person.email,
+        tag_id: String(tagId),
+        tag_name: names.get(tagId) ?? null,
+        site_id: String(contact.siteId),
+      },
+    });
+  }
+}
+
+async function insertTaggings(ctx: WriteContext, contact: WriteTarget, tagIds: number[]): Promise<void> {
+  if (tagIds.length === 0) return;
+  const at = ctx.handle.traits.encodeTimestamp(ctx.now);
+  await ctx.handle.db
+    .insertInto('contact_taggings')
+    .values(tagIds.map((tagId) => ({ contact_id: contact.id, contact_tag_id: tagId, created_at: at })))
+    .execute();
+  await recordTagEvents(ctx, contact, tagIds, 'tag_added');
+}
+
+async function deleteTaggings(ctx: WriteContext, contact: WriteTarget, tagIds: number[]): Promise<void> {
+  if (tagIds.length === 0) return;
+  await ctx.handle.db.deleteFrom('contact_taggings').where('contact_id', '=', contact.id).where('contact_tag_id', 'in', tagIds).execute();
+  await recordTagEvents(ctx, contact, tagIds, 'tag_removed');
+}
+
+/** POST: tags the contact with each tag it does not have yet. */
+export async function addContactTags(ctx: WriteContext, contact: WriteTarget, tags: WriteTarget[]): Promise<void> {
+  const current = await currentTagIds(ctx, contact.id);
+  await insertTaggings(ctx, contact, tags.map((tag) => tag.id).filter((id) => !current.has(id)));
+}
+
+/** PATCH: the contact's tags become exactly `tags`. */
+export async function replaceContactTags(ctx: WriteContext, contact: WriteTarget, tags: WriteTarget[]): Promise<void> {
+  const current = await currentTagIds(ctx, contact.id);
+  const wanted = new Set(tags.map((tag) => tag.id));
+  await deleteTaggings(ctx, contact, [...current].filter((id) => !wanted.has(id)).sort((a, b) => a - b));
+  await insertTaggings(ctx, contact, [...wanted].filter((id) => !current.has(id)));
+}
+
+/** DELETE: removes each of `tags` the contact has; the others are ignored. */
+export async function removeContactTags(ctx: WriteContext, contact: WriteTarget, tags: WriteTarget[]): Promise<void> {
+  const current = await currentTagIds(ctx, contact.id);
+  await deleteTaggings(ctx, contact, tags.map((tag) => tag.id).filter((id) => current.has(id)));
+}

@@ -1,0 +1,224 @@
+// Offer grants: POST, PATCH and DELETE on /v1/contacts/{id}/relationships/offers and
+// /v1/customers/{id}/relationships/offers. Called by the engine inside the request's transaction,
+// with every offer already found in the record's site. Grants belong to the contact (a
+// customer's grants are its contact's), so both endpoints share the functions below.
+//
+// Granting an offer:
+// - makes the contact a customer if it is not one yet (matched by email within the site; name
+//   and email copied from the contact, net revenue 0);
+// - writes an offer_grants row and one membership per product of the offer (offer_products), so
+//   the has_offer_id / has_product_id filters match at once;
+// - records a 'customer_welcome' outgoing message per offer granted, unless
+//   meta.send_customer_welcome_email is false;
+// - changes nothing for an offer the contact already holds (an active grant).
+//
+// Revoking an offer ends access, as upstream says, for both grants and purchases of the offer:
+// the active grants get revoked_at, the active purchases of the offer by the contact's customer
+// are deactivated ('access revoked'; a subscription is left as it is, as deactivation does), and
+// the memberships those grants gave end (ended_at), which makes the products "previously owned".
+import { ApiError, unprocessable } from '../jsonapi/errors.js';
+import type { WriteContext, WriteTarget } from '../jsonapi/resource.js';
+
+/** Why a purchase revoked through the offers relationship is deactivated. */
+export const REVOKED_REASON = 'access revoked';
+
+/** meta.send_customer_welcome_email: true unless given as false; anything but a boolean is a 422. */
+export function sendWelcomeEmail(meta: Record<string, unknown>): boolean {
+  const value = meta.send_customer_welcome_email;
+  if (value === undefined) return true;
+  if (typeof value !== 'boolean') {
+    throw unprocessable('invalid_meta', `send_customer_welcome_email must be true or false, got ${JSON.stringify(value)}`, '/meta/send_customer_welcome_email');
+  }
+  return value;
+}
+
+/** The contact a record's grants belong to: the contact itself, or the customer's contact. */
+type ContactOf = (ctx: WriteContext, record: WriteTarget) => Promise<number>;
+
+const ofContact: ContactOf = async (_ctx, record) => record.id;
+const ofCustomer: ContactOf = async (ctx, record) => {
+  const row = await ctx.handle.db.selectFrom('customers').select('contact_id').where('id', '=', record.id).executeTakeFirstOrThrow();
+  return Number(row.contact_id);
+};
+
+/** Offer ids the contact holds now (active grants). */
+async function activeOfferIds(ctx: WriteContext, contactId: number): Promise<Set<number>> {
+  const rows = await ctx.handle.db
+    .selectFrom('offer_grants')
+    .select('offer_id')
+    .where('contact_id', '=', contactId)
+    .where('revoked_at', 'is', null)
+    .execute();
+  return new Set(rows.map((r) => Number(r.offer_id)));
+}
+
+/** The contact's customer; created from the contact when it has none. */
+async function ensureCustomer(ctx: WriteContext, siteId: number, contactId: number): Promise<{ id: number; email: string }> {
+  const { db, traits } = ctx.handle;
+  const contact = await db.selectFrom('contacts').select(['name', 'email']).where('id', '=', contactId).executeTakeFirstOrThrow();
+  const existing = await db
+    .selectFrom('customers')
+    .select(['id', 'email', 'contact_id'])
+    .where('site_id', '=', siteId)
+    .where((eb) => eb.or([eb('contact_id', '=', contactId), eb('email', '=', contact.email)]))
+    .execute();
+  const own = existing.find((c) => Number(c.contact_id) === contactId);
+  if (own) return { id: Number(own.id), email: own.email };
+  if (existing.length > 0) {
+    // Contact emails are unique within a site and a customer's email follows its contact's, so
+    // this is only reachable through inconsistent data: refuse rather than merge two people.
+    throw new ApiError(409, [
+      { code: 'customer_conflict', title: 'Conflict', detail: `Another contact's customer already uses ${contact.email} in this site` },
+    ]);
+  }
+  const at = traits.encodeTimestamp(ctx.now);
+  try {
+    const row = await db
+      .insertInto('customers')
+      .values({
+        site_id: siteId,
+        contact_id: contactId,
+        name: contact.name,
+        email: contact.email,
+        net_revenue_cents: 0,
+        sign_in_count: 0,
+        created_at: at,
+        updated_at: at,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { id: Number(row.id), email: contact.email };
+  } catch (error) {
+    // A concurrent grant made the customer first; this request changes nothing and can be retried.
+    if (!traits.isUniqueViolation(error)) throw error;
+    throw new ApiError(409, [{ code: 'conflict', title: 'Conflict', detail: 'A concurrent request made this contact a customer; retry the request' }]);
+  }
+}
+
+/**
+ * Grants each offer the contact does not hold yet; see the file comment. Exported for other
+ * writes that grant offers (a form submission).
+ */
+export async function grantOffers(ctx: WriteContext, siteId: number, contactId: number, offerIds: number[], welcome: boolean): Promise<void> {
+  const held = await activeOfferIds(ctx, contactId);
+  const granting = offerIds.filter((id) => !held.has(id));
+  if (granting.length === 0) return;
+  const { db, traits } = ctx.handle;
+  const customer = await ensureCustomer(ctx, siteId, contactId);
+  const at = traits.encodeTimestamp(ctx.now);
+  const products = await db.selectFrom('offer_products').select(['offer_id', 'product_id']).where('offer_id', 'in', granting).execute();
+  const titles = new Map(
+    (await db.selectFrom('offers').select(['id', 'title']).where('id', 'in', granting).execute()).map((o) => [Number(o.id), o.title]),
+  );
+  for (const offerId of granting) {
+    const row = await db
+      .insertInto('offer_grants')
+      .values({ site_id: siteId, contact_id: contactId, offer_id: offerId, purchase_id: null, granted_at: at, revoked_at: null, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const productIds = products.filter((p) => Number(p.offer_id) === offerId).map((p) => Number(p.product_id));
+    if (productIds.length > 0) {
+      await db
+        .insertInto('memberships')
+        .values(
+          productIds.map((productId) => ({
+            site_id: siteId,
+            contact_id: contactId,
+            product_id: productId,
+            offer_grant_id: row.id,
+            started_at: at,
+            suspended_at: null,
+            ended_at: null,
+            created_at: at,
+            updated_at: at,
+          })),
+        )
+        .execute();
+    }
+    if (welcome) {
+      const title = titles.get(offerId) ?? `offer ${offerId}`;
+      await db
+        .insertInto('outgoing_messages')
+        .values({
+          site_id: siteId,
+          contact_id: contactId,
+          kind: 'customer_welcome',
+          to_email: customer.email,
+          subject: `Welcome to ${title}`,
+          body: `You now have access to ${title}. Sign in with ${customer.email} to get started.`,
+          created_at: at,
+        })
+        .execute();
+    }
+  }
+}
+
+/** Ends the contact's access to each offer: grants, purchases and their memberships. */
+export async function revokeOffers(ctx: WriteContext, contactId: number, offerIds: number[]): Promise<void> {
+  if (offerIds.length === 0) return;
+  const { db, traits } = ctx.handle;
+  const at = traits.encodeTimestamp(ctx.now);
+  const purchases = await db
+    .selectFrom('purchases')
+    .innerJoin('customers', 'customers.id', 'purchases.customer_id')
+    .select('purchases.id')
+    .where('customers.contact_id', '=', contactId)
+    .where('purchases.offer_id', 'in', offerIds)
+    .where('purchases.deactivated_at', 'is', null)
+    .execute();
+  const purchaseIds = purchases.map((p) => Number(p.id));
+  if (purchaseIds.length > 0) {
+    await db
+      .updateTable('purchases')
+      .set({ deactivated_at: at, deactivation_reason: REVOKED_REASON, updated_at: at })
+      .where('id', 'in', purchaseIds)
+      .execute();
+  }
+  const grants = await db
+    .selectFrom('offer_grants')
+    .select('id')
+    .where('revoked_at', 'is', null)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('contact_id', '=', contactId), eb('offer_id', 'in', offerIds)]),
+        ...(purchaseIds.length > 0 ? [eb('purchase_id', 'in', purchaseIds)] : []),
+      ]),
+    )
+    .execute();
+  const grantIds = grants.map((g) => Number(g.id));
+  if (grantIds.length === 0) return;
+  await db.updateTable('offer_grants').set({ revoked_at: at, updated_at: at }).where('id', 'in', grantIds).execute();
+  await db
+    .updateTable('memberships')
+    .set({ ended_at: at, updated_at: at })
+    .where('offer_grant_id', 'in', grantIds)
+    .where('ended_at', 'is', null)
+    .execute();
+}
+
+/** The add, replace and remove functions of an offers relationship whose grants belong to `contactOf`. */
+function offerGrantWrites(contactOf: ContactOf) {
+  return {
+    /** POST: grants each offer. */
+    add: async (ctx: WriteContext, record: WriteTarget, offers: WriteTarget[], meta: Record<string, unknown>) => {
+      const welcome = sendWelcomeEmail(meta);
+      await grantOffers(ctx, record.siteId, await contactOf(ctx, record), offers.map((o) => o.id), welcome);
+    },
+    /** PATCH: revokes the offers not listed, grants the listed ones not held. */
+    replace: async (ctx: WriteContext, record: WriteTarget, offers: WriteTarget[], meta: Record<string, unknown>) => {
+      const welcome = sendWelcomeEmail(meta);
+      const contactId = await contactOf(ctx, record);
+      const wanted = new Set(offers.map((o) => o.id));
+      const held = await activeOfferIds(ctx, contactId);
+      await revokeOffers(ctx, contactId, [...held].filter((id) => !wanted.has(id)));
+      await grantOffers(ctx, record.siteId, contactId, [...wanted], welcome);
+    },
+    /** DELETE: revokes each offer; offers not held are ignored. */
+    remove: async (ctx: WriteContext, record: WriteTarget, offers: WriteTarget[]) => {
+      await revokeOffers(ctx, await contactOf(ctx, record), offers.map((o) => o.id));
+    },
+  };
+}
+
+export const contactOfferGrants = offerGrantWrites(ofContact);
+export const customerOfferGrants = offerGrantWrites(ofCustomer);
