@@ -5,14 +5,14 @@
 //   address fields from the submission); an existing contact only gets its blanks filled;
 // - the submission is recorded with its contact;
 // - the form's tags are applied (idempotent; a tag_added event for each new tagging);
-// - the form's offer is granted (creating the customer) when it has one;
+// - the form's offer is granted (creating the customer, with the welcome email) when it has one;
 // - the contact is subscribed to the form's email sequences (idempotent);
 // - marketing consent: with double opt-in the contact is NOT subscribed yet, a confirmation email
 //   is recorded in outgoing_messages instead; otherwise the contact is subscribed now;
 // - a form_submission event goes to the outbox with the submitted fields.
 import type { WriteContext, WriteInput, WriteTarget } from '../jsonapi/resource.js';
 import { checkCustomFields, CUSTOM_FIELDS, nameFromEmail, normalizeEmail, PLAIN } from './contacts.js';
-import { grantOfferOnSubmit } from './form-offer-grant.js';
+import { grantOffers } from './offer-grants.js';
 import { recordEvent } from './outbox.js';
 
 /** Attributes of a submission kept on its form_submissions row besides name and email. */
@@ -54,7 +54,9 @@ export async function submitForm(ctx: WriteContext, form: WriteTarget, input: Wr
   const submissionId = Number(submission.id);
 
   await applyTags(ctx, siteId, form.id, contactId, email);
-  if (formRow.offer_id !== null) await grantOfferOnSubmit(ctx, siteId, contactId, Number(formRow.offer_id));
+  // As a grant through the offers relationship does: the customer, grant, memberships and the
+  // recorded welcome email; an offer the contact already holds changes nothing.
+  if (formRow.offer_id !== null) await grantOffers(ctx, siteId, contactId, [Number(formRow.offer_id)], true);
   await subscribeToSequences(ctx, siteId, form.id, contactId);
   await handleConsent(ctx, siteId, contactId, email, traits.decodeBoolean(formRow.double_opt_in) === true, formRow.title);
 

@@ -147,6 +147,8 @@ for (const dialect of DIALECTS) {
       );
       const messages = await t.handle.db.selectFrom('outgoing_messages').selectAll().where('to_email', '=', 'grace@example.com').where('kind', '=', 'double_opt_in').execute();
       assert.deepEqual(messages, [], 'single opt-in sends no confirmation');
+      const welcome = await t.handle.db.selectFrom('outgoing_messages').select(['kind', 'contact_id']).where('to_email', '=', 'grace@example.com').execute();
+      assert.deepEqual(welcome.map((m) => [m.kind, String(m.contact_id)]), [['customer_welcome', id]], "the offer's welcome email is recorded, once");
     });
 
     it('fills the blanks of an existing contact, never overwrites, and is idempotent for tags, offer and sequences', async () => {
