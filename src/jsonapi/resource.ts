@@ -3,7 +3,7 @@
 import type { AliasableExpression, Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
-import type { DialectTraits } from '../db/dialect-traits.js';
+import { escapeLike, type DialectTraits } from '../db/dialect-traits.js';
 import { PREDICATES_BY_TYPE, type PredicateSuffix } from './predicates.js';
 import type { ResourceWrite, WriteRules } from './write-document.js';
 
@@ -244,6 +244,14 @@ export function namedFilter<K extends FilterValueKind>(
   options: { references?: K extends 'id' | 'ids' ? string : never } = {},
 ): NamedFilterDef {
   return { kind, description, where: where as NamedFilterDef['where'], references: options.references };
+}
+
+/**
+ * `column` contains `text`, ignoring case, with LIKE wildcards in `text` matched literally: the
+ * building block of every "contains" filter and search.
+ */
+export function containsText(eb: AnyEB, ctx: QueryContext, column: string, text: string): Condition {
+  return ctx.traits.likeInsensitive(eb, eb.ref(column), `%${escapeLike(text)}%`);
 }
 
 /** How records of a resource belong to a tenant. */

@@ -2,8 +2,7 @@
 // and how they engage with email. Written once against "the contact" so that the customers list
 // asks the same questions of each customer's contact. docs/filters.md defines every filter.
 import { sql, type Expression, type SqlBool } from 'kysely';
-import { escapeLike } from '../db/dialect-traits.js';
-import { namedFilter, type AnyEB, type NamedFilterDef, type QueryContext } from '../jsonapi/resource.js';
+import { containsText, namedFilter, type AnyEB, type NamedFilterDef, type QueryContext } from '../jsonapi/resource.js';
 
 /** Windows of the "... contacts with open data" engagement segments, in days. */
 export const ENGAGEMENT_WINDOWS = { recentOpenDays: 30, engagedDays: 90 } as const;
@@ -41,8 +40,6 @@ function related(eb: AnyEB, s: Subject, table: string, where: (eb: AnyEB) => Con
   );
 }
 
-const containsText = (ctx: QueryContext, eb: AnyEB, column: string, text: string) =>
-  ctx.traits.likeInsensitive(eb, eb.ref(column), `%${escapeLike(text)}%`);
 
 // filter[..._in_last] takes up to 999999 days, which reaches back before year 1: PostgreSQL refuses
 // such timestamps, so windows start no earlier than the first moment both databases store.
@@ -119,7 +116,7 @@ export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> 
           text
             .split(/\s+/)
             .filter(Boolean)
-            .map((word) => eb.or([containsText(ctx, eb, c('name'), word), containsText(ctx, eb, c('email'), word)])),
+            .map((word) => eb.or([containsText(eb, ctx, c('name'), word), containsText(eb, ctx, c('email'), word)])),
         ),
       ),
     ),
@@ -316,7 +313,7 @@ export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> 
 
   for (const field of CONTACT_TEXT_FIELDS) {
     filters[`${field}_contains`] = namedFilter('string', `${n}s whose ${field.replace(/_/g, ' ')} contains the text, ignoring case`, (eb, text, ctx) =>
-      onContact(eb, s, (c) => containsText(ctx, eb, c(field), text)),
+      onContact(eb, s, (c) => containsText(eb, ctx, c(field), text)),
     );
   }
   for (const [kind, , verb] of BROADCAST_EVENTS) {

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { escapeLike } from '../db/dialect-traits.js';
 import { customerOfferGrants } from '../domain/offer-grants.js';
-import { attr, defineResource, rel } from '../jsonapi/resource.js';
+import { attr, containsText, defineResource, rel } from '../jsonapi/resource.js';
 import { centsToDecimal, contactFilterFamily } from './contact-filters.js';
 
 /** The custom avatar, else a Gravatar URL that shows a blank image when the email has none. */
@@ -66,12 +65,12 @@ export const customers = defineResource({
     offers: {
       search: (eb, text, ctx) =>
         eb.or([
-          ctx.traits.likeInsensitive(eb, eb.ref('offers.title'), `%${escapeLike(text)}%`),
-          ctx.traits.likeInsensitive(eb, eb.ref('offers.internal_title'), `%${escapeLike(text)}%`),
+          containsText(eb, ctx, 'offers.title', text),
+          containsText(eb, ctx, 'offers.internal_title', text),
         ]),
     },
     products: {
-      search: (eb, text, ctx) => ctx.traits.likeInsensitive(eb, eb.ref('products.title'), `%${escapeLike(text)}%`),
+      search: (eb, text, ctx) => containsText(eb, ctx, 'products.title', text),
     },
   },
   filters: contactFilterFamily({ table: 'customers', contactId: 'customers.contact_id', createdAt: 'customers.created_at', noun: 'customer' }),

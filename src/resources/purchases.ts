@@ -1,5 +1,4 @@
-import { attr, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
-import { escapeLike } from '../db/dialect-traits.js';
+import { attr, containsText, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
 import { cancelPurchaseSubscription, deactivatePurchase, reactivatePurchase } from '../domain/purchases.js';
 
 export const purchases = defineResource({
@@ -46,7 +45,7 @@ export const purchases = defineResource({
     offer_id: namedFilter('id', 'Purchases of one offer', (eb, id) => eb('purchases.offer_id', '=', id), { references: 'offers' }),
     // Upstream documents filter[referrer] with a contains example.
     referrer: namedFilter('string', 'Purchases whose referrer contains the text, ignoring case', (eb, text, ctx) =>
-      ctx.traits.likeInsensitive(eb, eb.ref('purchases.referrer'), `%${escapeLike(text)}%`),
+      containsText(eb, ctx, 'purchases.referrer', text),
     ),
   },
   // POST /v1/purchases/{id}/<action>, no body; each answers the purchase (see domain/purchases.ts).

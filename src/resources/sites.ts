@@ -1,5 +1,4 @@
-import { escapeLike } from '../db/dialect-traits.js';
-import { attr, defineResource, namedFilter } from '../jsonapi/resource.js';
+import { attr, containsText, defineResource, namedFilter } from '../jsonapi/resource.js';
 
 export const sites = defineResource({
   type: 'sites',
@@ -18,8 +17,8 @@ export const sites = defineResource({
   filters: {
     search: namedFilter('string', 'Title or subdomain contains the text, ignoring case', (eb, value, ctx) =>
       eb.or([
-        ctx.traits.likeInsensitive(eb, eb.ref('sites.title'), `%${escapeLike(value)}%`),
-        ctx.traits.likeInsensitive(eb, eb.ref('sites.subdomain'), `%${escapeLike(value)}%`),
+        containsText(eb, ctx, 'sites.title', value),
+        containsText(eb, ctx, 'sites.subdomain', value),
       ]),
     ),
   },

@@ -1,5 +1,4 @@
-import { attr, defineResource, exclusiveEnd, namedFilter, rel } from '../jsonapi/resource.js';
-import { escapeLike } from '../db/dialect-traits.js';
+import { attr, containsText, defineResource, exclusiveEnd, namedFilter, rel } from '../jsonapi/resource.js';
 import { currencySymbol, formatMoney } from './money.js';
 
 export const transactions = defineResource({
@@ -38,8 +37,8 @@ export const transactions = defineResource({
           .whereRef('payer.id', '=', 'transactions.customer_id')
           .where((w) =>
             w.or([
-              ctx.traits.likeInsensitive(w, w.ref('payer.name'), `%${escapeLike(text)}%`),
-              ctx.traits.likeInsensitive(w, w.ref('payer.email'), `%${escapeLike(text)}%`),
+              containsText(w, ctx, 'payer.name', text),
+              containsText(w, ctx, 'payer.email', text),
             ]),
           ),
       ),
