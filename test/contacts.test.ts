@@ -15,7 +15,7 @@ import {
   type Person,
 } from './support/contact-fixture.js';
 import { createTestApp, DIALECTS, PUBLIC_URL, type TestApp } from './support/harness.js';
-import { assertResponseMatchesUpstream, upstreamMismatches } from './support/upstream.js';
+import { assertResponseMatchesUpstream, UPSTREAM_SKIP_REASON, upstreamMismatches } from './support/upstream.js';
 
 type Res = Awaited<ReturnType<TestApp['request']>>;
 
@@ -38,6 +38,7 @@ function assertContactsConform(path: string, res: Res): void {
   ).length;
   const unexpected = problems.filter((p) => !allowed.test(p));
   assert.deepEqual(unexpected, [], `GET ${path} does not match upstream:\n${problems.join('\n')}`);
+  if (UPSTREAM_SKIP_REASON) return; // no upstream document beside this clone: nothing was compared
   assert.equal(problems.length, emptyCustomers, `only null customer linkage may differ:\n${problems.join('\n')}`);
   if (emptyCustomers === 0) assertResponseMatchesUpstream('get', path, res);
 }
