@@ -96,6 +96,51 @@ async function ensureCustomer(ctx: WriteContext, siteId: number, contactId: numb
 }
 
 /**
+ * One grant of an offer to a contact (by hand, or for a purchase) and a current membership per
+ * product it gives: the only place access is created.
+ */
+export async function insertGrant(
+  ctx: WriteContext,
+  grant: { siteId: number; contactId: number; offerId: number; purchaseId: number | null; productIds: readonly number[] },
+): Promise<number> {
+  const { db, traits } = ctx.handle;
+  const at = traits.encodeTimestamp(ctx.now);
+  const row = await db
+    .insertInto('offer_grants')
+    .values({
+      site_id: grant.siteId,
+      contact_id: grant.contactId,
+      offer_id: grant.offerId,
+      purchase_id: grant.purchaseId,
+      granted_at: at,
+      revoked_at: null,
+      created_at: at,
+      updated_at: at,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  if (grant.productIds.length > 0) {
+    await db
+      .insertInto('memberships')
+      .values(
+        grant.productIds.map((productId) => ({
+          site_id: grant.siteId,
+          contact_id: grant.contactId,
+          product_id: productId,
+          offer_grant_id: row.id,
+          started_at: at,
+          suspended_at: null,
+          ended_at: null,
+          created_at: at,
+          updated_at: at,
+        })),
+      )
+      .execute();
+  }
+  return Number(row.id);
+}
+
+/**
  * Grants each offer the contact does not hold yet; see the file comment. Exported for other
  * writes that grant offers (a form submission).
  */
@@ -111,30 +156,8 @@ export async function grantOffers(ctx: WriteContext, siteId: number, contactId: 
     (await db.selectFrom('offers').select(['id', 'title']).where('id', 'in', granting).execute()).map((o) => [Number(o.id), o.title]),
   );
   for (const offerId of granting) {
-    const row = await db
-      .insertInto('offer_grants')
-      .values({ site_id: siteId, contact_id: contactId, offer_id: offerId, purchase_id: null, granted_at: at, revoked_at: null, created_at: at, updated_at: at })
-      .returning('id')
-      .executeTakeFirstOrThrow();
     const productIds = products.filter((p) => Number(p.offer_id) === offerId).map((p) => Number(p.product_id));
-    if (productIds.length > 0) {
-      await db
-        .insertInto('memberships')
-        .values(
-          productIds.map((productId) => ({
-            site_id: siteId,
-            contact_id: contactId,
-            product_id: productId,
-            offer_grant_id: row.id,
-            started_at: at,
-            suspended_at: null,
-            ended_at: null,
-            created_at: at,
-            updated_at: at,
-          })),
-        )
-        .execute();
-    }
+    await insertGrant(ctx, { siteId, contactId, offerId, purchaseId: null, productIds });
     if (welcome) {
       const title = titles.get(offerId) ?? `offer ${offerId}`;
       await db
@@ -185,13 +208,19 @@ export async function revokeOffers(ctx: WriteContext, contactId: number, offerId
       ]),
     )
     .execute();
-  const grantIds = grants.map((g) => Number(g.id));
+  await endGrants(ctx, grants.map((g) => Number(g.id)));
+}
+
+/** Revokes these grants and ends the memberships they gave: the only place access ends. */
+export async function endGrants(ctx: WriteContext, grantIds: readonly number[]): Promise<void> {
   if (grantIds.length === 0) return;
-  await db.updateTable('offer_grants').set({ revoked_at: at, updated_at: at }).where('id', 'in', grantIds).execute();
+  const { db, traits } = ctx.handle;
+  const at = traits.encodeTimestamp(ctx.now);
+  await db.updateTable('offer_grants').set({ revoked_at: at, updated_at: at }).where('id', 'in', [...grantIds]).execute();
   await db
     .updateTable('memberships')
     .set({ ended_at: at, updated_at: at })
-    .where('offer_grant_id', 'in', grantIds)
+    .where('offer_grant_id', 'in', [...grantIds])
     .where('ended_at', 'is', null)
     .execute();
 }

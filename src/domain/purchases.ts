@@ -24,6 +24,7 @@
 // requests exactly one makes it and the other gets the 422, on both databases.
 import { ApiError } from '../jsonapi/errors.js';
 import type { WriteContext, WriteTarget } from '../jsonapi/resource.js';
+import { endGrants, insertGrant } from './offer-grants.js';
 
 export const DEACTIVATED_THROUGH_API = 'deactivated through the API';
 export const SUBSCRIPTION_CANCELED = 'subscription canceled';
@@ -89,38 +90,18 @@ async function deactivate(ctx: WriteContext, record: WriteTarget, reason: string
     .where('deactivated_at', 'is', null)
     .executeTakeFirst();
   if (Number(updated.numUpdatedRows) === 0) return false;
-  const grants = db.selectFrom('offer_grants').select('offer_grants.id').where('offer_grants.purchase_id', '=', record.id).where('offer_grants.revoked_at', 'is', null);
-  // Memberships first: afterwards the grants are no longer "not revoked".
-  await db.updateTable('memberships').set({ ended_at: at, updated_at: at }).where('offer_grant_id', 'in', grants).where('ended_at', 'is', null).execute();
-  await db.updateTable('offer_grants').set({ revoked_at: at, updated_at: at }).where('purchase_id', '=', record.id).where('revoked_at', 'is', null).execute();
+  const grants = await db
+    .selectFrom('offer_grants')
+    .select('id')
+    .where('purchase_id', '=', record.id)
+    .where('revoked_at', 'is', null)
+    .execute();
+  await endGrants(ctx, grants.map((g) => Number(g.id)));
   return true;
 }
 
 /** A new grant of the offer for the purchase, and a current membership per product of the offer. */
 async function grantAccess(ctx: WriteContext, record: WriteTarget, contactId: number, offerId: number): Promise<void> {
-  const db = ctx.handle.db;
-  const at = ctx.handle.traits.encodeTimestamp(ctx.now);
-  const grant = await db
-    .insertInto('offer_grants')
-    .values({ site_id: record.siteId, contact_id: contactId, offer_id: offerId, purchase_id: record.id, granted_at: at, revoked_at: null, created_at: at, updated_at: at })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const products = await db.selectFrom('offer_products').select('product_id').where('offer_id', '=', offerId).orderBy('product_id').execute();
-  if (products.length === 0) return;
-  await db
-    .insertInto('memberships')
-    .values(
-      products.map((p) => ({
-        site_id: record.siteId,
-        contact_id: contactId,
-        product_id: p.product_id,
-        offer_grant_id: grant.id,
-        started_at: at,
-        suspended_at: null,
-        ended_at: null,
-        created_at: at,
-        updated_at: at,
-      })),
-    )
-    .execute();
+  const products = await ctx.handle.db.selectFrom('offer_products').select('product_id').where('offer_id', '=', offerId).orderBy('product_id').execute();
+  await insertGrant(ctx, { siteId: record.siteId, contactId, offerId, purchaseId: record.id, productIds: products.map((p) => Number(p.product_id)) });
 }
