@@ -1,28 +1,12 @@
 import { addContactTags, removeContactTags, replaceContactTags } from '../domain/contact-tags.js';
-import { createContact, deleteContact, updateContact } from '../domain/contacts.js';
+import { createContact, CUSTOM_FIELDS, deleteContact, PLAIN, updateContact } from '../domain/contacts.js';
 import { contactOfferGrants } from '../domain/offer-grants.js';
 import { attr, defineResource, rel } from '../jsonapi/resource.js';
 import { contactFilterFamily } from './contact-filters.js';
 
 const text = (description: string) => attr.string({ nullable: true, description });
 
-const WRITABLE = [
-  'name',
-  'email',
-  'address_line_1',
-  'address_line_2',
-  'address_city',
-  'address_state',
-  'address_country',
-  'address_zip',
-  'phone_number',
-  'business_number',
-  'subscribed',
-  'external_user_id',
-  'custom_1',
-  'custom_2',
-  'custom_3',
-];
+const WRITABLE = ['name', 'email', ...PLAIN, 'subscribed', 'external_user_id', ...CUSTOM_FIELDS];
 
 export const contacts = defineResource({
   type: 'contacts',
