@@ -9,6 +9,7 @@ import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { JsonApiEngine } from './jsonapi/engine.js';
+import { loadCursorSigningKey } from './db/instance-settings.js';
 import { acceptJsonBodies, frameworkErrorHandler, installErrorHandling, trackRoutesForMethodNotAllowed } from './jsonapi/http.js';
 import { Registry } from './jsonapi/registry.js';
 import type { ResourceDefinition } from './jsonapi/resource.js';
@@ -84,6 +85,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     publicUrl: config.publicUrl,
     ignoreUnknownFilters: config.ignoreUnknownFilters,
     now,
+    cursorSigningKey: await loadCursorSigningKey(database),
   });
   app.decorate('tokens', tokens);
   app.decorate('engine', engine);

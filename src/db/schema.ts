@@ -173,6 +173,8 @@ export interface ProductsTable extends SiteOwned {
   publish_status: string;
   thumbnail_url: string | null;
   url: string | null;
+  /** Memberships of the product that have not ended; kept by triggers (src/db/site-counters.ts). */
+  active_members_count: Generated<number>;
 }
 
 export interface OffersTable extends SiteOwned {
@@ -585,4 +587,21 @@ export interface Database {
 
   outbox_events: OutboxEventsTable;
   outgoing_messages: OutgoingMessagesTable;
+
+  site_counters: SiteCountersTable;
+  instance_settings: InstanceSettingsTable;
+}
+
+export interface InstanceSettingsTable {
+  name: string;
+  value: string;
+}
+
+/** Per-site counters kept by triggers (src/db/site-counters.ts). */
+export interface SiteCountersTable {
+  site_id: DbId;
+  /** `version` or `rows:<table>`. */
+  counter: string;
+  /** bigint: pg returns it as a string. */
+  value: number | string;
 }

@@ -6,7 +6,8 @@ import type { DialectTraits } from '../db/dialect-traits.js';
 import { DocumentRenderer, type ResourceIdentifier, type ResourceObject } from './document.js';
 import { badRequest, forbidden, invalidParameter, notFound } from './errors.js';
 import { Executor } from './executor.js';
-import { pageLinks, queryString, type PageLinks } from './links.js';
+import { CursorCodec } from './cursors.js';
+import { cursorLinks, pageLinks, queryString, type CursorLinks, type PageLinks } from './links.js';
 import { parseIdValue, planList, planShow, type ListPlan, type PlanOptions } from './planner.js';
 import { parseQueryString, type ParsedQuery } from './query-parser.js';
 import type { Registry } from './registry.js';
@@ -21,13 +22,16 @@ export interface EngineOptions {
   publicUrl: string;
   ignoreUnknownFilters: boolean;
   now: () => Date;
+  /** Signs paging cursors; the same in every process that serves the database. */
+  cursorSigningKey: Buffer;
 }
 
 export interface ListDocument {
   data: ResourceObject[];
   included?: ResourceObject[];
-  links: PageLinks;
-  meta: { total_pages: number; total_count: number; current_page: number };
+  links: PageLinks | CursorLinks;
+  /** Cursor pages carry no page numbers: only the total. */
+  meta: { total_pages: number; total_count: number; current_page: number } | { total_count: number };
 }
 
 export interface RelationshipDocument {
@@ -45,9 +49,11 @@ export class JsonApiEngine {
   readonly registry: Registry;
   private readonly executor: Executor;
   private readonly renderer: DocumentRenderer;
+  private readonly cursors: CursorCodec;
 
   constructor(private readonly options: EngineOptions) {
     this.registry = options.registry;
+    this.cursors = new CursorCodec(options.cursorSigningKey);
     this.executor = new Executor(options.db, options.traits);
     this.renderer = new DocumentRenderer(options.publicUrl, options.traits);
   }
@@ -62,12 +68,25 @@ export class JsonApiEngine {
   private async listDocument(resource: ResourceDefinition, query: ParsedQuery, plan: ListPlan, base: string): Promise<ListDocument> {
     const result = await this.executor.list(plan);
     const fields = plan.fields.get(resource.type);
-    const totalPages = Math.ceil(result.totalCount / plan.page.size);
-    const doc: ListDocument = {
-      data: result.rows.map((row) => this.renderer.resourceObject(resource, row, fields)),
-      links: pageLinks(base, query, plan.page, totalPages),
-      meta: { total_pages: totalPages, total_count: result.totalCount, current_page: plan.page.number },
-    };
+    const data = result.rows.map((row) => this.renderer.resourceObject(resource, row, fields));
+    let doc: ListDocument;
+    if (plan.page.cursor && result.positions && result.more) {
+      const scope = { type: resource.type, sort: `${plan.sort.descending ? '-' : ''}${plan.sort.name}`, siteIds: plan.siteIds };
+      const first = result.positions[0];
+      const last = result.positions[result.positions.length - 1];
+      const cursors = {
+        before: result.more.before && first ? this.cursors.encode(scope, first) : null,
+        after: result.more.after && last ? this.cursors.encode(scope, last) : null,
+      };
+      doc = { data, links: cursorLinks(base, query, plan.page.size, cursors), meta: { total_count: result.totalCount } };
+    } else {
+      const totalPages = Math.ceil(result.totalCount / plan.page.size);
+      doc = {
+        data,
+        links: pageLinks(base, query, plan.page, totalPages),
+        meta: { total_pages: totalPages, total_count: result.totalCount, current_page: plan.page.number },
+      };
+    }
     if (plan.includes.length > 0) doc.included = this.renderer.includedObjects(result.included, plan.fields);
     return doc;
   }
@@ -305,6 +324,7 @@ export class JsonApiEngine {
       now: this.options.now(),
       principal,
       ignoreUnknownFilters: this.options.ignoreUnknownFilters,
+      cursors: this.cursors,
     };
   }
 }

@@ -1,8 +1,11 @@
 // Stage 3: a plan becomes SQL. Only this file and the declarations' own lambdas build queries.
 // Identifiers come from the registry; values are bound parameters.
-import { sql, type AliasedExpression, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type AliasedExpression, type Expression, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { DialectTraits } from '../db/dialect-traits.js';
+import { isCountedTable, rowsCounter, VERSION_COUNTER } from '../db/site-counters.js';
+import { cursorValue, type CursorPosition } from './cursors.js';
 import { notFound } from './errors.js';
+import { CountCache, PageBoundaryCache } from './list-caches.js';
 import type { ConditionBuilder, IncludeNode, ListPlan, ReadPlan } from './planner.js';
 import type { AnyEB, Condition, RelationshipDef, ResourceDefinition } from './resource.js';
 import { parseSortValue } from './registry.js';
@@ -26,10 +29,16 @@ export interface ReadResult {
 
 export interface ListResult extends ReadResult {
   totalCount: number;
+  /** Cursor pages: each row's position, for the cursors of links and meta. */
+  positions?: CursorPosition[];
+  /** Cursor pages: whether records lie before the first and after the last row. */
+  more?: { before: boolean; after: boolean };
 }
 
 /** Alias of the parent's key in relationship queries, removed before rendering. */
 const PARENT_KEY = '__parent_key';
+/** Alias of the sort key's value in list queries (for cursors and page boundaries), removed before rendering. */
+const SORT_KEY = '__sort_key';
 
 /** Whether a relationship renders `data` even when it is not included. */
 function rendersLinkage(relationship: RelationshipDef): boolean {
@@ -49,7 +58,21 @@ type Selection = string | ((eb: AnyEB) => AliasedExpression<any, string>);
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnySelect = SelectQueryBuilder<any, any, any>;
 
+/** A list's order, and how to continue it from a position (keyset paging). */
+interface SortOrder {
+  /** The sort key's expression; undefined when the list is ordered by id alone. */
+  key: ((eb: AnyEB) => Expression<unknown>) | undefined;
+  apply(q: AnySelect): AnySelect;
+  /** Records strictly after `from` in this order. */
+  after(eb: AnyEB, from: CursorPosition): Condition;
+  /** A row's position (the row was read with the sort key selected). */
+  position(row: Row): CursorPosition;
+}
+
 export class Executor {
+  private readonly counts = new CountCache();
+  private readonly boundaries = new PageBoundaryCache();
+
   constructor(
     private readonly db: AnyDb,
     private readonly traits: DialectTraits,
@@ -58,30 +81,104 @@ export class Executor {
   async list(plan: ListPlan): Promise<ListResult> {
     const { resource, page } = plan;
     await this.checkReferences(plan);
+    // Read before anything else: an answer cached under this version was computed from data at
+    // least this new (see list-caches.ts).
+    const site = await this.siteSnapshot(plan);
     const filtered = (): AnySelect => {
       let q: AnySelect = this.db.selectFrom(resource.table);
       q = q.where(this.tenancyCondition(resource, plan));
       for (const condition of plan.conditions) q = q.where(condition);
       return q;
     };
-    const offset = (page.number - 1) * page.size;
-    let q = filtered().select(this.columnsFor(resource, plan.fields.get(resource.type), plan));
-    q = this.applySort(q, resource, plan.sort.name, plan.sort.descending, plan);
-    const rows = (await q.limit(page.size).offset(offset).execute()) as LinkedRow[];
+    const order = this.sortOrder(resource, plan.sort.name, plan.sort.descending, plan);
+    const select = (q: AnySelect): AnySelect => {
+      q = q.select(this.columnsFor(resource, plan.fields.get(resource.type), plan));
+      return order.key ? q.select((eb: AnyEB) => sql`${order.key!(eb)}`.as(SORT_KEY)) : q;
+    };
+    // The filtered count query doubles as the identity of the list for the caches.
+    const countQuery = filtered().select((eb) => eb.fn.countAll().as('count'));
+    const compiledCount = site ? countQuery.compile() : undefined;
+    const listKey = compiledCount ? `${compiledCount.sql}\u0000${JSON.stringify(compiledCount.parameters)}` : undefined;
+    const count = async (): Promise<number> => {
+      if (site && plan.conditions.length === 0) return site.rows;
+      if (site && listKey) {
+        const cached = this.counts.get(listKey, site.version);
+        if (cached !== undefined) return cached;
+      }
+      const counted = Number((await countQuery.executeTakeFirstOrThrow()).count);
+      if (site && listKey) this.counts.set(listKey, site.version, counted);
+      return counted;
+    };
 
-    // The page itself often tells the total: a short, non-empty page is the last one, and a short
-    // first page is everything. Only a full page or an empty page past the first needs COUNT(*).
+    let rows: LinkedRow[];
     let totalCount: number;
-    if (rows.length > 0 && rows.length < page.size) totalCount = offset + rows.length;
-    else if (rows.length === 0 && page.number === 1) totalCount = 0;
-    else {
-      const counted = await filtered()
-        .select((eb) => eb.fn.countAll().as('count'))
-        .executeTakeFirstOrThrow();
-      totalCount = Number(counted.count);
+    let more: ListResult['more'];
+    if (page.cursor) {
+      const { direction, from } = page.cursor;
+      // page[before] reads backwards from the position, then turns the page the right way round.
+      const backwards = direction === 'before';
+      const walk = backwards ? this.sortOrder(resource, plan.sort.name, !plan.sort.descending, plan) : order;
+      let q = select(filtered());
+      if (from) q = q.where((eb: AnyEB) => walk.after(eb, from));
+      q = walk.apply(q).limit(page.size + 1);
+      rows = (await q.execute()) as LinkedRow[];
+      const beyond = rows.length > page.size;
+      if (beyond) rows.pop();
+      if (backwards) rows.reverse();
+      // Coming from a position means there is something on the side we came from (records there
+      // may have gone since, which the next request will simply find empty).
+      more = backwards ? { before: beyond, after: from !== null } : { before: from !== null, after: beyond };
+      totalCount = await count();
+    } else {
+      const offset = (page.number - 1) * page.size;
+      const boundaryKey = site && listKey ? `${listKey}\u0000${plan.sort.descending ? '-' : ''}${plan.sort.name}\u0000${page.size}` : undefined;
+      const start = boundaryKey && site ? this.boundaries.nearest(boundaryKey, site.version, page.number) : { page: 1, after: null };
+      let q = select(filtered());
+      if (start.after) q = q.where((eb: AnyEB) => order.after(eb, start.after!));
+      q = order.apply(q).limit(page.size);
+      const skip = (page.number - start.page) * page.size;
+      if (skip > 0 || !start.after) q = q.offset(skip);
+      rows = (await q.execute()) as LinkedRow[];
+      const last = rows[rows.length - 1];
+      if (boundaryKey && site && last && rows.length === page.size) {
+        this.boundaries.remember(boundaryKey, site.version, page.number + 1, order.position(last));
+      }
+      // The page itself often tells the total: a short, non-empty page is the last one, and a short
+      // first page is everything.
+      if (rows.length > 0 && rows.length < page.size) totalCount = offset + rows.length;
+      else if (rows.length === 0 && page.number === 1) totalCount = 0;
+      else totalCount = await count();
     }
+    const positions = page.cursor ? rows.map((row) => order.position(row)) : undefined;
+    for (const row of rows) delete row[SORT_KEY];
     const included = await this.loadRelated(plan, resource, rows);
-    return { rows, totalCount, included };
+    return { rows, totalCount, included, ...(positions ? { positions } : {}), ...(more ? { more } : {}) };
+  }
+
+  /**
+   * The data version and row count of the request's sites, from the counters the database keeps
+   * (src/db/site-counters.ts); undefined for resources without them.
+   */
+  private async siteSnapshot(plan: ListPlan): Promise<{ version: string; rows: number } | undefined> {
+    const { resource, siteIds } = plan;
+    // Only tables whose writes move the version (their triggers) may have answers cached.
+    if (resource.tenancy.kind !== 'site' || siteIds.length === 0 || !isCountedTable(resource.table)) return undefined;
+    const rowsName = rowsCounter(resource.table);
+    const found = await this.db
+      .selectFrom('site_counters')
+      .select(['site_id', 'counter', 'value'])
+      .where('site_id', 'in', siteIds)
+      .where('counter', 'in', [VERSION_COUNTER, rowsName])
+      .execute();
+    const versions = new Map<number, string>();
+    let rows = 0;
+    for (const r of found) {
+      if (r.counter === VERSION_COUNTER) versions.set(Number(r.site_id), String(r.value));
+      else rows += Number(r.value);
+    }
+    // A site without counters (made while they were suspended) has no cacheable state.
+    if (versions.size !== siteIds.length) return undefined;
+    return { version: siteIds.map((id) => `${id}:${versions.get(id)}`).join(','), rows };
   }
 
   async show(plan: ReadPlan, id: number): Promise<ReadResult | undefined> {
@@ -166,27 +263,58 @@ export class Executor {
   }
 
   private applySort(q: AnySelect, resource: ResourceDefinition, name: string, descending: boolean, plan: ReadPlan): AnySelect {
+    return this.sortOrder(resource, name, descending, plan).apply(q);
+  }
+
+  /**
+   * The order of a list: the sort key (nulls as if larger than every value, on both databases,
+   * which is PostgreSQL's own rule) then id in the same direction, so pages never overlap or skip
+   * records with equal sort values.
+   */
+  sortOrder(resource: ResourceDefinition, name: string, descending: boolean, plan: ReadPlan): SortOrder {
     const direction = descending ? 'desc' : 'asc';
-    if (name !== 'id') {
-      // A declared sort wins over an attribute of the same name (customers sort net_revenue by
-      // its cents column, while the attribute renders text).
-      const custom = resource.sorts[name];
-      const attribute = custom ? undefined : resource.attributes[name];
-      const ctx = { ...plan.ctx, table: resource.table };
-      const expression = attribute?.sql
-        ? (eb: AnyEB) => attribute.sql!(eb, ctx)
-        : attribute
-          ? sql.ref(`${resource.table}.${attribute.column}`)
-          : (eb: AnyEB) => custom!(eb, ctx);
-      const nullable = attribute ? attribute.nullable : true;
-      // Nulls sort as if larger than every value on both databases (PostgreSQL's own rule).
-      q = q.orderBy(expression, (ob) => {
-        const directed = descending ? ob.desc() : ob.asc();
-        return nullable ? (descending ? directed.nullsFirst() : directed.nullsLast()) : directed;
-      });
+    const id = `${resource.table}.id`;
+    const idAfter = (eb: AnyEB, from: CursorPosition): Condition => eb(id, descending ? '<' : '>', from.id);
+    if (name === 'id') {
+      return {
+        key: undefined,
+        apply: (q) => q.orderBy(id, direction),
+        after: idAfter,
+        position: (row) => ({ value: null, id: Number(row.id) }),
+      };
     }
-    // The id tiebreaker keeps pages from overlapping or skipping records with equal sort values.
-    return q.orderBy(`${resource.table}.id`, direction);
+    // A declared sort wins over an attribute of the same name (customers sort net_revenue by
+    // its cents column, while the attribute renders text).
+    const custom = resource.sorts[name];
+    const attribute = custom ? undefined : resource.attributes[name];
+    const ctx = { ...plan.ctx, table: resource.table };
+    const key = (eb: AnyEB): Expression<unknown> =>
+      attribute?.sql ? attribute.sql(eb, ctx) : attribute ? eb.ref(`${resource.table}.${attribute.column}`) : custom!(eb, ctx);
+    const nullable = attribute ? attribute.nullable : true;
+    const before = descending ? '<' : '>';
+    return {
+      key,
+      apply: (q) =>
+        q
+          .orderBy(key, (ob) => {
+            const directed = descending ? ob.desc() : ob.asc();
+            return nullable ? (descending ? directed.nullsFirst() : directed.nullsLast()) : directed;
+          })
+          .orderBy(id, direction),
+      after: (eb, from) => {
+        const k = key(eb);
+        const v = from.value;
+        if (!nullable || v !== null) {
+          // (key, id) past the position; a nullable key's nulls come last ascending, first descending.
+          const past = eb.or([eb(k, before, v), eb.and([eb(k, '=', v), eb(id, before, from.id)])]);
+          return nullable && !descending ? eb.or([past, eb(k, 'is', null)]) : past;
+        }
+        // The position is on a null key: nulls end an ascending list and open a descending one.
+        const pastAmongNulls = eb.and([eb(k, 'is', null), idAfter(eb, from)]);
+        return descending ? eb.or([pastAmongNulls, eb(k, 'is not', null)]) : pastAmongNulls;
+      },
+      position: (row) => ({ value: cursorValue(row[SORT_KEY]), id: Number(row.id) }),
+    };
   }
 
   /** Loads includes (one query per edge) and the linkage the primary records render. */

@@ -32,3 +32,29 @@ export function pageLinks(base: string, query: ParsedQuery, page: { number: numb
     last: at(last),
   };
 }
+
+export interface CursorLinks {
+  self: string;
+  /** The start of the list (`page[after]=`). */
+  first: string;
+  /** Null on the first page. */
+  prev: string | null;
+  /** Null on the last page. */
+  next: string | null;
+  /** The end of the list (`page[before]=`). */
+  last: string;
+}
+
+/** Links of a cursor page: `prev` and `next` carry the cursors of the page's first and last records. */
+export function cursorLinks(base: string, query: ParsedQuery, size: number, cursors: { before: string | null; after: string | null }): CursorLinks {
+  const others = query.pairs.filter(([k]) => !k.startsWith('page['));
+  const at = (key: 'page[after]' | 'page[before]', cursor: string) =>
+    `${base}${queryString([[key, cursor], ['page[size]', String(size)], ...others])}`;
+  return {
+    self: `${base}${queryString(query.pairs)}`,
+    first: at('page[after]', ''),
+    prev: cursors.before === null ? null : at('page[before]', cursors.before),
+    next: cursors.after === null ? null : at('page[after]', cursors.after),
+    last: at('page[before]', ''),
+  };
+}

@@ -4,6 +4,7 @@
 import { sql, type SqlBool } from 'kysely';
 import type { Principal } from '../auth/principal.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
+import type { CursorCodec, CursorPosition } from './cursors.js';
 import { forbidden, invalidParameter, notFound } from './errors.js';
 import { parseBoolean, parsePredicateValue, parseTimestamp, predicateCondition, SUFFIXES_LONGEST_FIRST } from './predicates.js';
 import { splitList, type ParsedQuery } from './query-parser.js';
@@ -44,6 +45,19 @@ export interface PlanOptions {
   ignoreUnknownFilters: boolean;
   /** Related-records lists: only these ids of the resource (already within the tenancy). */
   onlyIds?: readonly number[];
+  /** Reads and checks `page[after]` and `page[before]`. */
+  cursors: CursorCodec;
+}
+
+export interface PagePlan {
+  /** 1 for cursor pages. */
+  number: number;
+  size: number;
+  /**
+   * Cursor paging (`page[after]` / `page[before]`): the records after (or before) a position;
+   * `from: null` is the start (after) or the end (before) of the list.
+   */
+  cursor?: { direction: 'after' | 'before'; from: CursorPosition | null };
 }
 
 /** What both list and show need: sparse fields, includes and the tenant scope. */
@@ -64,11 +78,11 @@ export interface ListPlan extends ReadPlan {
   /** Ids named in filter values that must exist within the request's sites (else 404). */
   references: Array<{ parameter: string; table: string; ids: number[] }>;
   sort: { name: string; descending: boolean };
-  page: { number: number; size: number };
+  page: PagePlan;
 }
 
 export function planShow(resource: ResourceDefinition, query: ParsedQuery, options: PlanOptions): ReadPlan {
-  for (const key of ['page[number]', 'page[size]', 'sort'] as const) {
+  for (const key of ['page[number]', 'page[size]', 'page[after]', 'page[before]', 'sort'] as const) {
     if (query.pairs.some(([k]) => k === key)) {
       throw invalidParameter(key, `${key} applies to lists only`);
     }
@@ -185,7 +199,11 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
     );
   }
 
-  return { ...base, conditions, references, sort, page: parsePage(query) };
+  const page = parsePage(query);
+  if (query.page.after !== undefined || query.page.before !== undefined) {
+    page.cursor = parseCursor(query, options.cursors, { type: resource.type, sort: sortValue.trim(), siteIds });
+  }
+  return { ...base, conditions, references, sort, page };
 }
 
 function planRead(
@@ -276,7 +294,20 @@ export function parseIdValue(raw: string): number | undefined {
   return Number(t);
 }
 
-function parsePage(query: ParsedQuery): { number: number; size: number } {
+/** `page[after]` or `page[before]` (one of them, without `page[number]`); empty means an end of the list. */
+function parseCursor(query: ParsedQuery, cursors: CursorCodec, scope: Parameters<CursorCodec['decode']>[2]): NonNullable<PagePlan['cursor']> {
+  const { after, before, number } = query.page;
+  if (after !== undefined && before !== undefined) {
+    throw invalidParameter('page[before]', 'Give page[after] or page[before], not both');
+  }
+  const direction = after !== undefined ? 'after' : 'before';
+  const parameter = `page[${direction}]`;
+  if (number !== undefined) throw invalidParameter('page[number]', `page[number] and ${parameter} do not go together: a cursor page has no number`);
+  const raw = (after ?? before ?? '').trim();
+  return { direction, from: raw === '' ? null : cursors.decode(parameter, raw, scope) };
+}
+
+function parsePage(query: ParsedQuery): PagePlan {
   const read = (key: 'number' | 'size', fallback: number, max: number): number => {
     const raw = query.page[key];
     if (raw === undefined) return fallback;

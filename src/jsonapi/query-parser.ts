@@ -4,7 +4,8 @@
 import { invalidParameter } from './errors.js';
 
 export interface ParsedQuery {
-  page: { number?: string; size?: string };
+  /** `after`/`before`: cursor paging (docs/paging.md); `number`: numbered pages. */
+  page: { number?: string; size?: string; after?: string; before?: string };
   sort?: string;
   include?: string;
   /** `fields[type]` → raw comma list. */
@@ -53,10 +54,10 @@ export function parseQueryString(raw: string): ParsedQuery {
     const match = FAMILY_KEY.exec(key);
     const family = match?.[1];
     const member = match?.[2] ?? '';
-    if (family === 'page' && (member === 'number' || member === 'size')) {
+    if (family === 'page' && (member === 'number' || member === 'size' || member === 'after' || member === 'before')) {
       parsed.page[member] = value;
     } else if (family === 'page') {
-      throw invalidParameter(key, `Unknown page parameter ${key}; use page[number] and page[size]`);
+      throw invalidParameter(key, `Unknown page parameter ${key}; use page[number] and page[size], or page[after]/page[before] for cursor paging`);
     } else if (family === 'fields' && member !== '') {
       parsed.fields.set(member, value);
     } else if (family === 'filter' && member !== '') {

@@ -14,12 +14,8 @@ export const products = defineResource({
     status: attr.string({ sort: true, filter: ['eq', 'in'], enum: ['ready', 'processing', 'draft'] }),
     members_aggregate_count: attr.integer({
       description: 'Members with current access (memberships that have not ended)',
-      sql: (eb) =>
-        eb
-          .selectFrom('memberships as product_members')
-          .select((m) => m.fn.countAll().as('n'))
-          .whereRef('product_members.product_id', '=', 'products.id')
-          .where('product_members.ended_at', 'is', null),
+      // Kept by triggers on memberships (src/db/site-counters.ts), not counted per request.
+      column: 'active_members_count',
     }),
     product_type_name: attr.string({ filter: ['eq'], description: 'Course, Coaching Program, Podcast, Community, ...' }),
     product_type_id: attr.integer({ filter: ['eq'] }),

@@ -5,13 +5,14 @@ import type { DialectTraits } from '../dialect-traits.js';
 import { foundation } from './0001_foundation.js';
 import { platform } from './0002_platform.js';
 import { writes } from './0003_writes.js';
+import { scale } from './0004_scale.js';
 
 export interface AppMigration {
   name: string;
   up(db: Kysely<unknown>, traits: DialectTraits): Promise<void>;
 }
 
-export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes];
+export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale];
 
 /** Hands the list to Kysely's Migrator, binding each migration to the dialect's traits. */
 export function migrationProvider(traits: DialectTraits, migrations = MIGRATIONS): MigrationProvider {
