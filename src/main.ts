@@ -16,8 +16,9 @@ import {
 } from './domain/accounts.js';
 import { initialize, type InitResult } from './domain/initialize.js';
 import { serve } from './server.js';
+import { seedCommand } from './cli/seed.js';
 
-type Options = NonNullable<ParseArgsConfig['options']>;
+export type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** Every command takes the configuration flags (--database-url, --port, ...). */
 const CONFIG_OPTIONS: Options = Object.fromEntries(
@@ -28,18 +29,18 @@ const CONFIG_HELP = Object.values(SETTINGS)
   .map((s) => `  --${s.flag.padEnd(24)} ${s.env.padEnd(22)} ${s.description}${s.default !== undefined ? ` (default ${s.default})` : ''}`)
   .join('\n');
 
-interface Command {
+export interface Command {
   summary: string;
   usage: string;
   options: Options;
   run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<void>;
 }
 
-const out = (text: string): void => {
+export const out = (text: string): void => {
   process.stdout.write(`${text}\n`);
 };
 
-function configFrom(values: Record<string, string | boolean | undefined>): Config {
+export function configFrom(values: Record<string, string | boolean | undefined>): Config {
   const flags: Partial<Record<SettingName, string>> = {};
   for (const [name, spec] of Object.entries(SETTINGS) as Array<[SettingName, (typeof SETTINGS)[SettingName]]>) {
     const v = values[spec.flag];
@@ -48,7 +49,7 @@ function configFrom(values: Record<string, string | boolean | undefined>): Confi
   return loadConfig(process.env, flags);
 }
 
-async function withDatabase<T>(config: Config, run: (handle: DatabaseHandle) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(config: Config, run: (handle: DatabaseHandle) => Promise<T>): Promise<T> {
   const handle = await connectDatabase(config.database);
   try {
     await migrateToLatest(handle);
@@ -70,7 +71,7 @@ function requiredString(values: Record<string, string | boolean | undefined>, na
   return raw;
 }
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 
 export function printCredentials(result: InitResult): void {
   out(`Base URL:      ${result.base_url}`);
@@ -116,6 +117,7 @@ const COMMANDS: Record<string, Command> = {
       printCredentials(result);
     },
   },
+  seed: seedCommand,
   migrate: {
     summary: 'bring the database schema up to date',
     usage: 'sitebiz migrate [config flags]',

@@ -27,6 +27,19 @@ export interface EmailHistoryInput {
   overrides: Record<number, BroadcastOverride>;
   broadcasts: readonly CatalogueBroadcast[];
   sequences: readonly SequenceReceipt[];
+  /** Absent: every email reaches the person (the demo). Else each one only with this chance. */
+  audience?: EmailAudience;
+}
+
+/**
+ * Real businesses send most broadcasts to a segment, not to everyone. Bulk seeding draws each
+ * person's emails with these chances, which keeps every email filter meaningful while writing a
+ * few email events per contact instead of dozens. The broadcast a story stops on (a complaint,
+ * a hard bounce) and broadcasts with an override always reach the person.
+ */
+export interface EmailAudience {
+  broadcastShare: number;
+  sequenceShare: number;
 }
 
 export type EmailEventDraft = Omit<Draft<'email_events'>, 'site_id' | 'contact_id' | 'created_at'>;
@@ -78,6 +91,7 @@ export function emailHistory(input: EmailHistoryInput, t: Timeline, rng: Rng): E
       if (b.sentAt < subscribedAt) return;
       if (input.stoppedAt && b.sentAt >= input.stoppedAt) return;
       if (input.stopBroadcast !== null && i > input.stopBroadcast) return;
+      if (input.audience && i !== input.stopBroadcast && !(i in input.overrides) && !rng.chance(input.audience.broadcastShare)) return;
       emails.push({ at: t.plusMinutes(b.sentAt, rng.int(0, 20)), broadcast: i, row: b.row, outcome: 'delivered', ...blank });
     });
     const stopAt = input.stoppedAt ?? (input.stopBroadcast !== null ? (input.broadcasts[input.stopBroadcast]?.sentAt ?? null) : null);
@@ -85,6 +99,7 @@ export function emailHistory(input: EmailHistoryInput, t: Timeline, rng: Rng): E
       for (const day of s.emailDays) {
         const at = t.plusMinutes(t.plusDays(s.subscribedAt, day), 30 + rng.int(0, 90));
         if (!t.isPast(at) || (s.unsubscribedAt && at >= s.unsubscribedAt) || (stopAt && at >= stopAt)) continue;
+        if (input.audience && !rng.chance(input.audience.sequenceShare)) continue;
         emails.push({ at, broadcast: null, row: s.sequence, outcome: 'delivered', ...blank });
       }
     }

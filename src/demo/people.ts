@@ -393,6 +393,8 @@ export class PeoplePlanner {
   constructor(
     readonly size: number,
     private readonly ctx: PlanContext,
+    /** The base seed of every person's random stream (`sitebiz seed --seed`). */
+    private readonly seed: number = DEMO_SEED,
   ) {
     if (size < ARCHETYPES.length) throw new Error(`the demo needs at least ${ARCHETYPES.length} contacts`);
     for (const a of ARCHETYPES) {
@@ -408,7 +410,7 @@ export class PeoplePlanner {
   }
 
   plan(index: number): PersonPlan {
-    const rng = new Rng(seedOf(DEMO_SEED, 'person', index));
+    const rng = new Rng(seedOf(this.seed, 'person', index));
     const createdDaysAgo = createdDaysAgoForSlot(index, this.size, rng.float());
     const archetype = this.archetypeAt.get(index);
     if (!archetype) return randomPlan(index, createdDaysAgo, this.emails, this.ctx, rng);

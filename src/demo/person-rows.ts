@@ -4,7 +4,7 @@
 import type { Catalogue } from './catalogue.js';
 import type { SequenceKey, TagKey } from './catalogue-content.js';
 import { addCommerce, type CommerceContext } from './commerce.js';
-import { emailHistory, type SequenceReceipt } from './email-activity.js';
+import { emailHistory, type EmailAudience, type SequenceReceipt } from './email-activity.js';
 import type { PersonPlan } from './people.js';
 import type { Rng } from './random.js';
 import type { Row, RowSet, TableName } from './rows.js';
@@ -38,6 +38,8 @@ export interface PersonContext extends CommerceContext {
   set: RowSet;
   catalogue: Catalogue;
   t: Timeline;
+  /** Bulk seeding: each email reaches a person only with these chances (see EmailAudience). */
+  emailAudience?: EmailAudience;
 }
 
 export function addPerson(ctx: PersonContext, plan: PersonPlan, rng: Rng): void {
@@ -85,6 +87,7 @@ export function addPerson(ctx: PersonContext, plan: PersonPlan, rng: Rng): void 
       overrides: plan.broadcastOverrides,
       broadcasts: cat.broadcasts,
       sequences,
+      ...(ctx.emailAudience ? { audience: ctx.emailAudience } : {}),
     },
     t,
     rng,

@@ -88,7 +88,8 @@ async function inTransaction(handle: DatabaseHandle, fn: (tx: DatabaseHandle) =>
   await handle.db.transaction().execute((trx) => fn({ ...handle, db: trx }));
 }
 
-function planContext(catalogue: Catalogue, t: Timeline): PlanContext {
+/** What the people planner needs to know of a site's catalogue (also used by `sitebiz seed`). */
+export function planContext(catalogue: Catalogue, t: Timeline): PlanContext {
   const daysAgo = <K extends string>(entries: Record<K, Date>) =>
     Object.fromEntries(Object.entries(entries).map(([k, d]) => [k, t.daysAgoOf(d as Date)])) as Record<K, number>;
   const map = <K extends string, V>(record: Record<K, V>, pick: (v: V) => Date) =>

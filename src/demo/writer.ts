@@ -54,7 +54,7 @@ async function writeTable(db: Kysely<Database>, traits: DialectTraits, table: Ta
     const parameters: unknown[] = [];
     for (const row of chunk) {
       const values = row.values as Record<string, Value | undefined>;
-      for (const column of columns) parameters.push(encode(traits, values[column], table, column));
+      for (const column of columns) parameters.push(encodeValue(traits, values[column], table, column));
     }
     const sqlText = insertStatement(db, traits, table, columns, chunk.length, returnsId);
     const result = await db.executeQuery<{ id: unknown }>(CompiledQuery.raw(sqlText, parameters));
@@ -103,7 +103,8 @@ function columnsOf(rows: readonly AnyRow[]): string[] {
   return [...seen];
 }
 
-function encode(traits: DialectTraits, value: Value | undefined, table: string, column: string): unknown {
+/** A generated value as the driver takes it: a Row becomes its id, a Date, boolean or object its dialect's encoding. */
+export function encodeValue(traits: DialectTraits, value: Value | undefined, table: string, column: string): unknown {
   if (value === null || value === undefined) return null;
   if (value instanceof Row) {
     if (value.id === undefined) throw new Error(`demo writer: ${table}.${column} refers to a ${value.table} row not written yet`);

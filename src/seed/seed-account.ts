@@ -1,0 +1,172 @@
+// `sitebiz seed`: an account with sites full of generated people, at any size. The people are the
+// demo's (src/demo: plans, stories, commerce, email history), drawn from `seed` instead of the
+// demo's fixed seed, with each email reaching a sample of its audience (people-generator.ts) so a
+// contact costs about fourteen rows rather than thirty-four. A worker thread generates batch n+1
+// while this thread writes batch n through the bulk path of src/db/bulk-insert.ts; one batch at
+// a time in each, so memory stays flat whatever the size.
+//
+// Deterministic: the same seed, clock and starting database give the same rows, ids included.
+import type { DatabaseConfig } from '../config.js';
+import { PERMISSION_NAMES } from '../auth/permissions.js';
+import { openBulkLoader } from '../db/bulk-insert.js';
+import type { DatabaseHandle } from '../db/connect.js';
+import { rebuildDerivedData, suspendDerivedData } from '../db/derived-data.js';
+import { ARCHETYPES } from '../demo/archetypes.js';
+import { CATALOGUE_TABLES } from '../demo/catalogue.js';
+import { seedOf } from '../demo/random.js';
+import { RowSet, TABLES_WITHOUT_ID } from '../demo/rows.js';
+import { newWriteStats, writeRows } from '../demo/writer.js';
+import { AdminError, createAccount, createApiKey, createSite, createUser, type Clock } from '../domain/accounts.js';
+import { GeneratorThread } from './generator-thread.js';
+import { bulkBatchOf } from './people-batch.js';
+import { siteCatalogue, type SiteJob } from './people-generator.js';
+
+/** Fewest contacts per site: the demo's stories (archetypes) each need a person. */
+export const MIN_SEED_CONTACTS = ARCHETYPES.length;
+
+/** People generated and written per transaction. */
+const DEFAULT_BATCH_SIZE = 5_000;
+
+export interface SeedOptions {
+  contactsPerSite: number;
+  sites: number;
+  seed: number;
+  /** Add the sites to this account (its first owner gets the key); absent: a new account. */
+  accountId?: number;
+  batchSize?: number;
+  clock: Clock;
+  onProgress?: (progress: SeedProgress) => void;
+}
+
+export interface SeedProgress {
+  /** Contacts written so far, over every site, and the total to write. */
+  contactsDone: number;
+  contactsTotal: number;
+  /** Rows written so far, every table. */
+  rows: number;
+  /** The site being filled, 1-based. */
+  site: number;
+  sites: number;
+}
+
+export interface SeedResult {
+  account_id: string;
+  site_ids: string[];
+  user_id: string;
+  client_id: string;
+  client_secret: string;
+  /** Rows written per table (catalogue and people; not the account, sites and key). */
+  rows: Record<string, number>;
+  total_rows: number;
+  milliseconds: number;
+}
+
+export async function seedAccount(handle: DatabaseHandle, database: DatabaseConfig, options: SeedOptions): Promise<SeedResult> {
+  const started = performance.now();
+  const { clock, seed } = options;
+  if (!Number.isInteger(options.contactsPerSite) || options.contactsPerSite < MIN_SEED_CONTACTS) {
+    throw new AdminError(`a seeded site needs at least ${MIN_SEED_CONTACTS} contacts`);
+  }
+  if (!Number.isInteger(options.sites) || options.sites < 1) throw new AdminError('seed at least one site');
+
+  const { accountId, ownerId } = options.accountId === undefined ? await newAccount(handle, seed, clock) : await existingAccount(handle, options.accountId);
+  const existingSites = await handle.db.selectFrom('sites').select('id').where('account_id', '=', accountId).execute();
+  const siteIds: number[] = [];
+  const subdomains: string[] = [];
+  for (let s = 0; s < options.sites; s++) {
+    const n = existingSites.length + s + 1;
+    subdomains.push(`seed-a${accountId}-s${n}`);
+    siteIds.push(await createSite(handle, { accountId, title: `Seeded Site ${n}`, subdomain: subdomains[s]! }, clock));
+  }
+  const key = await createApiKey(handle, { userId: ownerId, name: `seed ${seed}`, permissions: PERMISSION_NAMES }, clock);
+
+  const rows = new Map<string, number>();
+  let rowsDone = 0;
+  const count = (table: string, n: number) => {
+    rows.set(table, (rows.get(table) ?? 0) + n);
+    rowsDone += n;
+  };
+  const contactsTotal = options.contactsPerSite * siteIds.length;
+  let contactsDone = 0;
+
+  await suspendDerivedData(handle);
+  const loader = await openBulkLoader(handle, database);
+  try {
+    for (const [s, siteId] of siteIds.entries()) {
+      const job: SiteJob = {
+        dialect: handle.traits.name,
+        siteId,
+        subdomain: subdomains[s]!,
+        siteSeed: seedOf(seed, 'site', s),
+        nowMs: clock.now().getTime(),
+        contacts: options.contactsPerSite,
+        batchSize: options.batchSize ?? DEFAULT_BATCH_SIZE,
+        catalogueIds: {},
+      };
+      // The catalogue: a few hundred rows, written the ordinary way (ids from RETURNING); the
+      // generator rebuilds the same rows and takes their ids from the job.
+      const set = new RowSet();
+      siteCatalogue(job, set);
+      const stats = await handle.db.transaction().execute((trx) => writeRows(trx, handle.traits, set, CATALOGUE_TABLES, newWriteStats()));
+      for (const [table, n] of stats.rows) count(table, n);
+      for (const table of set.tables()) {
+        if (!TABLES_WITHOUT_ID.has(table)) job.catalogueIds[table] = set.rows(table).map((r) => r.id!);
+      }
+
+      const generator = new GeneratorThread(job);
+      try {
+        let pending = generator.next();
+        for (;;) {
+          const result = await pending;
+          if (result === null) break;
+          pending = generator.next();
+          await loader.writeBatch(bulkBatchOf(result.batch));
+          for (const [table, n] of Object.entries(result.batch.rowCounts)) count(table, n);
+          contactsDone += result.contacts;
+          options.onProgress?.({ contactsDone, contactsTotal, rows: rowsDone, site: s + 1, sites: siteIds.length });
+        }
+      } finally {
+        await generator.stop();
+      }
+    }
+  } finally {
+    await loader.close();
+    await rebuildDerivedData(handle);
+  }
+
+  const sorted = Object.fromEntries([...rows].sort(([a], [b]) => a.localeCompare(b)));
+  return {
+    account_id: String(accountId),
+    site_ids: siteIds.map(String),
+    user_id: String(ownerId),
+    client_id: key.clientId,
+    client_secret: key.clientSecret,
+    rows: sorted,
+    total_rows: rowsDone,
+    milliseconds: Math.round(performance.now() - started),
+  };
+}
+
+async function newAccount(handle: DatabaseHandle, seed: number, clock: Clock): Promise<{ accountId: number; ownerId: number }> {
+  return handle.db.transaction().execute(async (trx) => {
+    const tx: DatabaseHandle = { ...handle, db: trx };
+    const accountId = await createAccount(tx, { name: `Seeded Account (seed ${seed})` }, clock);
+    // users.email is unique across accounts: the account id makes it so.
+    const ownerId = await createUser(tx, { accountId, name: 'Seed Owner', email: `owner-${accountId}@seed.example.com`, role: 'owner' }, clock);
+    return { accountId, ownerId };
+  });
+}
+
+async function existingAccount(handle: DatabaseHandle, accountId: number): Promise<{ accountId: number; ownerId: number }> {
+  const account = await handle.db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+  if (!account) throw new AdminError(`no account ${accountId}`);
+  const owner = await handle.db
+    .selectFrom('users')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('role', '=', 'owner')
+    .orderBy('id')
+    .executeTakeFirst();
+  if (!owner) throw new AdminError(`account ${accountId} has no owner to hold the seed's API key`);
+  return { accountId, ownerId: Number(owner.id) };
+}
