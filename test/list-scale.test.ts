@@ -218,6 +218,28 @@ for (const dialect of DIALECTS) {
       for (const id of stable) if (!doomed.includes(id)) assert.ok(seen.includes(id), `contact ${id} existed all along and was not seen`);
     });
 
+    it('compiles each query shape once and predicts its parameters; later requests of the shape only bind values', async () => {
+      const paths = [
+        `/v1/contacts?${site}`,
+        `/v1/contacts?${site}&sort=name&page[number]=2&page[size]=5`,
+        `/v1/contacts?${site}&filter[has_tag_id]=${f.tag.vip}&filter[email_contains]=example`,
+        `/v1/contacts?${site}&sort=-name&page[after]=&page[size]=3`,
+        `/v1/customers?${site}&include=contact,offers,products`,
+        `/v1/customers/${f.customer.ada}?include=contact,offers,products`,
+        `/v1/purchases?${site}`,
+        `/v1/transactions?${site}`,
+      ];
+      for (const path of paths) await get(path);
+      const warmed = t.app.engine.queryShapeStats;
+      // The same shapes with other values.
+      const again = paths.map((p) => p.replace(`filter[has_tag_id]=${f.tag.vip}`, `filter[has_tag_id]=${f.tag.beta}`).replace('page[number]=2', 'page[number]=3'));
+      for (const path of again) await get(path);
+      const after = t.app.engine.queryShapeStats;
+      assert.equal(after.unpredictable, 0, 'every shape predicted its parameters');
+      assert.equal(after.compiled, warmed.compiled, 'no new compilation for known shapes');
+      assert.ok(after.reused > warmed.reused + paths.length, `reused ${after.reused - warmed.reused} times`);
+    });
+
     it('refuses a cursor that was changed or belongs to another list, sort or site, naming page[after]', async () => {
       const first = await get(`/v1/contacts?${site}&sort=name&page[after]=&page[size]=2`);
       const cursor = new URL(first.links.next!).searchParams.get('page[after]')!;

@@ -58,6 +58,11 @@ export class JsonApiEngine {
     this.renderer = new DocumentRenderer(options.publicUrl, options.traits);
   }
 
+  /** How often queries were compiled and how often a compiled shape was reused (query-shapes.ts). */
+  get queryShapeStats(): Readonly<{ reused: number; compiled: number; unpredictable: number }> {
+    return { ...this.executor.shapes.stats };
+  }
+
   /** `GET /v1/<type>`; `rawQuery` is the request's query string without `?`. */
   async list(resource: ResourceDefinition, rawQuery: string, principal: Principal): Promise<ListDocument> {
     const query = parseQueryString(rawQuery);

@@ -6,6 +6,7 @@ import { isCountedTable, rowsCounter, VERSION_COUNTER } from '../db/site-counter
 import { cursorValue, type CursorPosition } from './cursors.js';
 import { notFound } from './errors.js';
 import { CountCache, PageBoundaryCache } from './list-caches.js';
+import { QueryShapes } from './query-shapes.js';
 import type { ConditionBuilder, IncludeNode, ListPlan, ReadPlan } from './planner.js';
 import type { AnyEB, Condition, RelationshipDef, ResourceDefinition } from './resource.js';
 import { parseSortValue } from './registry.js';
@@ -60,6 +61,8 @@ type AnySelect = SelectQueryBuilder<any, any, any>;
 
 /** A list's order, and how to continue it from a position (keyset paging). */
 interface SortOrder {
+  /** The sort as a parameter would name it (`-created_at`). */
+  name: string;
   /** The sort key's expression; undefined when the list is ordered by id alone. */
   key: ((eb: AnyEB) => Expression<unknown>) | undefined;
   apply(q: AnySelect): AnySelect;
@@ -72,11 +75,14 @@ interface SortOrder {
 export class Executor {
   private readonly counts = new CountCache();
   private readonly boundaries = new PageBoundaryCache();
+  readonly shapes: QueryShapes;
 
   constructor(
     private readonly db: AnyDb,
     private readonly traits: DialectTraits,
-  ) {}
+  ) {
+    this.shapes = new QueryShapes(db);
+  }
 
   async list(plan: ListPlan): Promise<ListResult> {
     const { resource, page } = plan;
@@ -95,19 +101,35 @@ export class Executor {
       q = q.select(this.columnsFor(resource, plan.fields.get(resource.type), plan));
       return order.key ? q.select((eb: AnyEB) => sql`${order.key!(eb)}`.as(SORT_KEY)) : q;
     };
-    // The filtered count query doubles as the identity of the list for the caches.
-    const countQuery = filtered().select((eb) => eb.fn.countAll().as('count'));
-    const compiledCount = site ? countQuery.compile() : undefined;
-    const listKey = compiledCount ? `${compiledCount.sql}\u0000${JSON.stringify(compiledCount.parameters)}` : undefined;
+    // The WHERE clause as text and values: the shape of every query of this list, and with the
+    // values the identity of the list for the caches.
+    const where = [this.shapes.fragment(this.tenancyCondition(resource, plan)), ...plan.conditions.map((c) => this.shapes.fragment(c))];
+    const whereSql = where.map((f) => f.sql).join(' and ');
+    const whereValues = where.flatMap((f) => f.parameters);
+    const listKey = `${resource.table}\u0000${whereSql}\u0000${JSON.stringify(whereValues)}`;
     const count = async (): Promise<number> => {
       if (site && plan.conditions.length === 0) return site.rows;
-      if (site && listKey) {
-        const cached = this.counts.get(listKey, site.version);
-        if (cached !== undefined) return cached;
-      }
-      const counted = Number((await countQuery.executeTakeFirstOrThrow()).count);
-      if (site && listKey) this.counts.set(listKey, site.version, counted);
-      return counted;
+      const cached = site ? this.counts.get(listKey, site.version) : undefined;
+      if (cached !== undefined) return cached;
+      const [counted] = await this.shapes.run<{ count: unknown }>(`count\u0000${resource.table}\u0000${whereSql}`, whereValues, () =>
+        filtered().select((eb) => eb.fn.countAll().as('count')),
+      );
+      const total = Number(counted?.count ?? 0);
+      if (site) this.counts.set(listKey, site.version, total);
+      return total;
+    };
+    const fieldsKey = [...(plan.fields.get(resource.type) ?? ['*'])].join(',');
+    /** One page: `walk` order, from a position (exclusive), skipping `offset` records. */
+    const readPage = (walk: SortOrder, from: CursorPosition | null, limit: number, offset: number | undefined) => {
+      const seek = from ? this.shapes.fragment((eb) => walk.after(eb, from)) : undefined;
+      const key = ['page', resource.type, fieldsKey, walk.name, whereSql, seek?.sql ?? '', offset === undefined ? '' : 'offset'].join('\u0000');
+      const values = [...whereValues, ...(seek?.parameters ?? []), limit, ...(offset === undefined ? [] : [offset])];
+      return this.shapes.run<LinkedRow>(key, values, () => {
+        let q = select(filtered());
+        if (from) q = q.where((eb: AnyEB) => walk.after(eb, from));
+        q = walk.apply(q).limit(limit);
+        return offset === undefined ? q : q.offset(offset);
+      });
     };
 
     let rows: LinkedRow[];
@@ -118,10 +140,7 @@ export class Executor {
       // page[before] reads backwards from the position, then turns the page the right way round.
       const backwards = direction === 'before';
       const walk = backwards ? this.sortOrder(resource, plan.sort.name, !plan.sort.descending, plan) : order;
-      let q = select(filtered());
-      if (from) q = q.where((eb: AnyEB) => walk.after(eb, from));
-      q = walk.apply(q).limit(page.size + 1);
-      rows = (await q.execute()) as LinkedRow[];
+      rows = await readPage(walk, from, page.size + 1, undefined);
       const beyond = rows.length > page.size;
       if (beyond) rows.pop();
       if (backwards) rows.reverse();
@@ -131,14 +150,10 @@ export class Executor {
       totalCount = await count();
     } else {
       const offset = (page.number - 1) * page.size;
-      const boundaryKey = site && listKey ? `${listKey}\u0000${plan.sort.descending ? '-' : ''}${plan.sort.name}\u0000${page.size}` : undefined;
+      const boundaryKey = site ? `${listKey}\u0000${order.name}\u0000${page.size}` : undefined;
       const start = boundaryKey && site ? this.boundaries.nearest(boundaryKey, site.version, page.number) : { page: 1, after: null };
-      let q = select(filtered());
-      if (start.after) q = q.where((eb: AnyEB) => order.after(eb, start.after!));
-      q = order.apply(q).limit(page.size);
       const skip = (page.number - start.page) * page.size;
-      if (skip > 0 || !start.after) q = q.offset(skip);
-      rows = (await q.execute()) as LinkedRow[];
+      rows = await readPage(order, start.after, page.size, skip > 0 || !start.after ? skip : undefined);
       const last = rows[rows.length - 1];
       if (boundaryKey && site && last && rows.length === page.size) {
         this.boundaries.remember(boundaryKey, site.version, page.number + 1, order.position(last));
@@ -164,12 +179,16 @@ export class Executor {
     // Only tables whose writes move the version (their triggers) may have answers cached.
     if (resource.tenancy.kind !== 'site' || siteIds.length === 0 || !isCountedTable(resource.table)) return undefined;
     const rowsName = rowsCounter(resource.table);
-    const found = await this.db
-      .selectFrom('site_counters')
-      .select(['site_id', 'counter', 'value'])
-      .where('site_id', 'in', siteIds)
-      .where('counter', 'in', [VERSION_COUNTER, rowsName])
-      .execute();
+    const found = await this.shapes.run<{ site_id: unknown; counter: string; value: unknown }>(
+      `site_counters\u0000${siteIds.length}`,
+      [...siteIds, VERSION_COUNTER, rowsName],
+      () =>
+        this.db
+          .selectFrom('site_counters')
+          .select(['site_id', 'counter', 'value'])
+          .where('site_id', 'in', siteIds)
+          .where('counter', 'in', [VERSION_COUNTER, rowsName]),
+    );
     const versions = new Map<number, string>();
     let rows = 0;
     for (const r of found) {
@@ -183,12 +202,15 @@ export class Executor {
 
   async show(plan: ReadPlan, id: number): Promise<ReadResult | undefined> {
     const { resource } = plan;
-    const row = (await this.db
-      .selectFrom(resource.table)
-      .select(this.columnsFor(resource, plan.fields.get(resource.type), plan))
-      .where(`${resource.table}.id`, '=', id)
-      .where(this.tenancyCondition(resource, plan))
-      .executeTakeFirst()) as LinkedRow | undefined;
+    const tenancy = this.shapes.fragment(this.tenancyCondition(resource, plan));
+    const fieldsKey = [...(plan.fields.get(resource.type) ?? ['*'])].join(',');
+    const [row] = await this.shapes.run<LinkedRow>(['show', resource.type, fieldsKey, tenancy.sql].join('\u0000'), [id, ...tenancy.parameters], () =>
+      this.db
+        .selectFrom(resource.table)
+        .select(this.columnsFor(resource, plan.fields.get(resource.type), plan))
+        .where(`${resource.table}.id`, '=', id)
+        .where(this.tenancyCondition(resource, plan)),
+    );
     if (!row) return undefined;
     const included = await this.loadRelated(plan, resource, [row]);
     return { rows: [row], included };
@@ -275,8 +297,10 @@ export class Executor {
     const direction = descending ? 'desc' : 'asc';
     const id = `${resource.table}.id`;
     const idAfter = (eb: AnyEB, from: CursorPosition): Condition => eb(id, descending ? '<' : '>', from.id);
+    const sortName = `${descending ? '-' : ''}${name}`;
     if (name === 'id') {
       return {
+        name: sortName,
         key: undefined,
         apply: (q) => q.orderBy(id, direction),
         after: idAfter,
@@ -293,6 +317,7 @@ export class Executor {
     const nullable = attribute ? attribute.nullable : true;
     const before = descending ? '<' : '>';
     return {
+      name: sortName,
       key,
       apply: (q) =>
         q
@@ -363,17 +388,29 @@ export class Executor {
     const target = plan.registry.get(relationship.type);
     const columns: Selection[] = shape === 'records' ? this.columnsFor(target, plan.fields.get(target.type), plan) : [`${target.table}.id`];
     const tenancy = this.tenancyCondition(target, plan);
+    const where = relationship.where;
+    const whereOfTarget = where ? (eb: AnyEB) => where(eb, { ...plan.ctx, table: target.table }) : undefined;
+    // Shape key and values of this edge's query for a chunk of keys (see query-shapes.ts). Paged or
+    // searched includes (a show's narrowing) are rare and built in full.
+    const tenancyFragment = this.shapes.fragment(tenancy);
+    const whereFragment = whereOfTarget ? this.shapes.fragment(whereOfTarget) : undefined;
+    const fieldsKey = shape === 'records' ? [...(plan.fields.get(target.type) ?? ['*'])].join(',') : 'ids';
+    const shaped = (chunk: unknown[], build: () => AnySelect): Promise<Row[]> => {
+      if (narrowing) return build().execute();
+      const key = ['edge', edgeIdentity(relationship), name, fieldsKey, chunk.length, tenancyFragment.sql, whereFragment?.sql ?? ''].join('\u0000');
+      return this.shapes.run<Row>(key, [...chunk, ...tenancyFragment.parameters, ...(whereFragment?.parameters ?? [])], build);
+    };
 
     if (relationship.kind === 'to-one') {
       // The key is on the parent: linkage is already known; only the records need a query.
       const ids = unique(parents.map((p) => p[relationship.foreignKey]).filter((v) => v !== null && v !== undefined));
       if (ids.length === 0 || shape === 'ids') return [];
-      return this.inChunks(ids, (chunk) => {
-        let q: AnySelect = this.db.selectFrom(target.table).select(columns).where(`${target.table}.id`, 'in', chunk).where(tenancy);
-        const where = relationship.where;
-        if (where) q = q.where((eb: AnyEB) => where(eb, { ...plan.ctx, table: target.table }));
-        return q.execute();
-      });
+      return this.inChunks(ids, (chunk) =>
+        shaped(chunk, () => {
+          const q: AnySelect = this.db.selectFrom(target.table).select(columns).where(`${target.table}.id`, 'in', chunk).where(tenancy);
+          return whereOfTarget ? q.where(whereOfTarget) : q;
+        }),
+      );
     }
 
     const parentKey = relationship.kind === 'to-many-through' ? relationship.sourceColumn : 'id';
@@ -381,13 +418,11 @@ export class Executor {
     let rows: Row[] = [];
     if (keys.length > 0) {
       rows = await this.inChunks(keys, (chunk) => {
-        let q: AnySelect;
         if (relationship.kind === 'to-many-through' && narrowing?.limit !== undefined && chunk.length === 1) {
           // A paged include (a show's filter[<name>_page]): page the related records, not the join
           // rows, which may link the same record twice (an offer granted twice).
           const through = relationship.through;
-          const where = relationship.where;
-          q = this.db
+          let q: AnySelect = this.db
             .selectFrom(target.table)
             .select(columns)
             .select(sql.lit(String(chunk[0])).as(PARENT_KEY))
@@ -397,33 +432,35 @@ export class Executor {
                 .select(sql.lit(1).as('one'))
                 .whereRef(`${through}.${relationship.targetKey}`, '=', `${target.table}.id`)
                 .where(`${through}.${relationship.sourceKey}`, '=', chunk[0]);
-              if (where) sub = sub.where((w: AnyEB) => where(w, { ...plan.ctx, table: target.table }));
+              if (whereOfTarget) sub = sub.where(whereOfTarget);
               return eb.exists(sub);
             });
           q = q.where(tenancy);
           for (const condition of narrowing.conditions) q = q.where(condition);
           return this.sortedByDefault(q, target, plan).limit(narrowing.limit).offset(narrowing.offset ?? 0).execute();
         }
-        if (relationship.kind === 'to-many-through') {
-          const source = `${relationship.through}.${relationship.sourceKey}`;
-          q = this.db
-            .selectFrom(target.table)
-            .innerJoin(relationship.through, `${relationship.through}.${relationship.targetKey}`, `${target.table}.id`)
-            .select(columns)
-            .select(`${source} as ${PARENT_KEY}`)
-            .where(source, 'in', chunk);
-        } else {
-          const fk = `${target.table}.${relationship.foreignKey}`;
-          q = this.db.selectFrom(target.table).select(columns).select(`${fk} as ${PARENT_KEY}`).where(fk, 'in', chunk);
-        }
-        q = q.where(tenancy);
-        const where = relationship.where;
-        if (where) q = q.where((eb: AnyEB) => where(eb, { ...plan.ctx, table: target.table }));
-        for (const condition of narrowing?.conditions ?? []) q = q.where(condition);
-        q = this.sortedByDefault(q, target, plan);
-        // Paging an include is for a single parent (a show), so LIMIT applies to its records.
-        if (narrowing?.limit !== undefined) q = q.limit(narrowing.limit).offset(narrowing.offset ?? 0);
-        return q.execute();
+        return shaped(chunk, () => {
+          let q: AnySelect;
+          if (relationship.kind === 'to-many-through') {
+            const source = `${relationship.through}.${relationship.sourceKey}`;
+            q = this.db
+              .selectFrom(target.table)
+              .innerJoin(relationship.through, `${relationship.through}.${relationship.targetKey}`, `${target.table}.id`)
+              .select(columns)
+              .select(`${source} as ${PARENT_KEY}`)
+              .where(source, 'in', chunk);
+          } else {
+            const fk = `${target.table}.${relationship.foreignKey}`;
+            q = this.db.selectFrom(target.table).select(columns).select(`${fk} as ${PARENT_KEY}`).where(fk, 'in', chunk);
+          }
+          q = q.where(tenancy);
+          if (whereOfTarget) q = q.where(whereOfTarget);
+          for (const condition of narrowing?.conditions ?? []) q = q.where(condition);
+          q = this.sortedByDefault(q, target, plan);
+          // Paging an include is for a single parent (a show), so LIMIT applies to its records.
+          if (narrowing?.limit !== undefined) q = q.limit(narrowing.limit).offset(narrowing.offset ?? 0);
+          return q;
+        });
       });
     }
     const byParent = new Map<string, string[]>();
@@ -468,6 +505,18 @@ export class Executor {
  */
 function unique(values: unknown[]): unknown[] {
   return [...new Set(values)];
+}
+
+const edgeIdentities = new WeakMap<RelationshipDef, number>();
+let edgesSeen = 0;
+/** A number per declared relationship: two relationships never share the shape of their queries. */
+function edgeIdentity(relationship: RelationshipDef): number {
+  let id = edgeIdentities.get(relationship);
+  if (id === undefined) {
+    id = ++edgesSeen;
+    edgeIdentities.set(relationship, id);
+  }
+  return id;
 }
 
 function setLinkage(row: LinkedRow, name: string, ids: string[]): void {
