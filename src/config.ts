@@ -1,9 +1,24 @@
 // Configuration: read once from environment variables and CLI flags (flags win), validated as a
 // whole so that a bad start names every wrong value at once.
+import { availableParallelism } from 'node:os';
 
 export type DatabaseConfig =
-  | { dialect: 'sqlite'; url: string; filename: string } // filename ':memory:' for an in-memory db
-  | { dialect: 'postgres'; url: string; connectionString: string };
+  | {
+      dialect: 'sqlite';
+      url: string;
+      filename: string; // ':memory:' for an in-memory db
+      /** Page cache of each connection, in MiB (connect.ts has the default when absent). */
+      cacheMb?: number;
+      /** Bytes of the file read through mmap, in MiB; 0 turns mmap off. */
+      mmapMb?: number;
+    }
+  | {
+      dialect: 'postgres';
+      url: string;
+      connectionString: string;
+      /** Connections in each process's pool (connect.ts has the default when absent). */
+      poolSize?: number;
+    };
 
 export interface Config {
   database: DatabaseConfig;
@@ -18,6 +33,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Upstream compatibility: ignore unknown `filter[...]` parameters instead of answering 400. */
   ignoreUnknownFilters: boolean;
+  /** `serve`: processes that answer requests (1: the serving process itself, no cluster). */
+  workers: number;
 }
 
 /** One setting: its environment variable, its CLI flag, its default and its documentation. */
@@ -73,6 +90,30 @@ export const SETTINGS = {
     description: 'true: ignore unknown filter[...] parameters as upstream does; false: answer 400',
     default: 'false',
   },
+  workers: {
+    env: 'WORKERS',
+    flag: 'workers',
+    description: 'serve: processes answering requests on the port; auto: one per core',
+    default: '1',
+  },
+  databasePoolSize: {
+    env: 'DATABASE_POOL_SIZE',
+    flag: 'database-pool-size',
+    description: 'PostgreSQL connections per process (each worker has its own pool)',
+    default: '10',
+  },
+  sqliteCacheMb: {
+    env: 'SQLITE_CACHE_MB',
+    flag: 'sqlite-cache-mb',
+    description: 'SQLite page cache per connection, MiB',
+    default: '64',
+  },
+  sqliteMmapMb: {
+    env: 'SQLITE_MMAP_MB',
+    flag: 'sqlite-mmap-mb',
+    description: 'SQLite file bytes read through mmap, MiB (0: off)',
+    default: '1024',
+  },
 } satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -85,6 +126,9 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** More workers than this is a typo, not a machine: each one holds a database pool and caches. */
+export const MAX_WORKERS = 256;
 
 /**
  * Builds the configuration from environment variables and flags (flags override the
@@ -113,7 +157,7 @@ export function loadConfig(
     return n;
   };
 
-  const database = parseDatabaseUrl(raw('databaseUrl').value ?? '', raw('databaseUrl').origin, problems);
+  const parsedDatabase = parseDatabaseUrl(raw('databaseUrl').value ?? '', raw('databaseUrl').origin, problems);
   const port = integer('port', 0, 65535);
   const host = (raw('host').value ?? '').trim();
   if (host === '') problems.push(`${raw('host').origin} must not be empty`);
@@ -153,6 +197,17 @@ export function loadConfig(
     problems.push(`${raw('ignoreUnknownFilters').origin} must be true or false, got ${JSON.stringify(ignoreRaw)}`);
   }
 
+  const workers = parseWorkers(raw('workers'), problems);
+  const poolSize = integer('databasePoolSize', 1, 1000);
+  const cacheMb = integer('sqliteCacheMb', 0, 1024 * 1024);
+  const mmapMb = integer('sqliteMmapMb', 0, 1024 * 1024);
+  const database: DatabaseConfig | undefined =
+    parsedDatabase?.dialect === 'sqlite'
+      ? { ...parsedDatabase, cacheMb, mmapMb }
+      : parsedDatabase?.dialect === 'postgres'
+        ? { ...parsedDatabase, poolSize }
+        : undefined;
+
   if (problems.length > 0 || database === undefined) throw new ConfigError(problems);
   return {
     database,
@@ -164,7 +219,22 @@ export function loadConfig(
     logLevel,
     bodyLimitBytes,
     ignoreUnknownFilters,
+    workers,
   };
+}
+
+/** `auto` (every core this process may use) or a whole number of workers. */
+function parseWorkers(setting: { value: string | undefined; origin: string }, problems: string[]): number {
+  const value = (setting.value ?? '').trim().toLowerCase();
+  if (value === 'auto') return availableParallelism();
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > MAX_WORKERS) {
+    problems.push(
+      `${setting.origin} must be auto (one per core) or a whole number from 1 to ${MAX_WORKERS}, got ${JSON.stringify(setting.value)}`,
+    );
+    return 1;
+  }
+  return n;
 }
 
 export function parseDatabaseUrl(url: string, origin: string, problems: string[]): DatabaseConfig | undefined {

@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type LogEvent, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
-import { redactUrl } from '../config.js';
+import { redactUrl, SETTINGS } from '../config.js';
 import { traitsFor, type DialectTraits } from './dialect-traits.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -23,7 +23,7 @@ export interface DatabaseHandle {
 export interface ConnectOptions {
   /** PostgreSQL only: use (and create) this schema instead of `public`. Tests use one per app. */
   schema?: string;
-  /** PostgreSQL pool size. */
+  /** PostgreSQL pool size; wins over the configuration's (tests keep their pools small). */
   poolSize?: number;
   /** Called with the SQL of every query run; tests count queries with it. */
   onQuery?: (sql: string) => void;
@@ -43,12 +43,7 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
   if (config.dialect === 'sqlite') {
     if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
     const sqlite = new SQLite(config.filename);
-    // WAL lets readers run beside the writer; the busy timeout makes a second process wait for a
-    // lock instead of failing at once; SQLite leaves foreign keys off unless asked.
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('busy_timeout = 5000');
-    sqlite.pragma('foreign_keys = ON');
-    sqlite.pragma('synchronous = NORMAL');
+    applySqliteSettings(sqlite, config);
     const db = new Kysely<Database>({
       dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
       ...queryLogger(options),
@@ -74,7 +69,7 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
   }
   const pool = new pg.Pool({
     connectionString: config.connectionString,
-    max: options.poolSize ?? 10,
+    max: options.poolSize ?? config.poolSize ?? POSTGRES_DEFAULT_POOL_SIZE,
     ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
   });
   // A connection that fails while idle must not crash the process; the pool replaces it.
@@ -87,6 +82,40 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     ...(schema !== undefined ? { schema } : {}),
     close: () => db.destroy(),
   };
+}
+
+// For handles made from a bare DatabaseConfig (tests, bench): the settings' own defaults.
+const POSTGRES_DEFAULT_POOL_SIZE = Number(SETTINGS.databasePoolSize.default);
+const SQLITE_DEFAULT_CACHE_MB = Number(SETTINGS.sqliteCacheMb.default);
+const SQLITE_DEFAULT_MMAP_MB = Number(SETTINGS.sqliteMmapMb.default);
+/** Once a checkpoint has emptied the WAL, cut its file back to this size (it is reused, not regrown). */
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The settings every SQLite connection gets. What each costs in memory and what survives a crash
+ * is in docs/scaling.md ("SQLite on one machine").
+ */
+function applySqliteSettings(sqlite: SQLite.Database, config: Extract<DatabaseConfig, { dialect: 'sqlite' }>): void {
+  // WAL lets readers run beside the writer; the busy timeout makes a second process wait for a
+  // lock instead of failing at once; SQLite leaves foreign keys off unless asked.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  // In WAL mode NORMAL syncs at checkpoints, not at every commit: a process crash loses nothing
+  // committed, a power loss may lose the last commits but never corrupts the file.
+  sqlite.pragma('synchronous = NORMAL');
+  // The page cache is private to this connection (so to each worker); a negative size is in KiB.
+  const cacheMb = config.cacheMb ?? SQLITE_DEFAULT_CACHE_MB;
+  sqlite.pragma(`cache_size = ${-Math.trunc(cacheMb * 1024)}`);
+  // Reads through mmap come straight from the OS page cache, shared by every process that maps
+  // the file, instead of being copied into the private cache. SQLite caps it at its build's
+  // SQLITE_MAX_MMAP_SIZE (2 GiB in better-sqlite3); pages past that are read the ordinary way.
+  const mmapMb = config.mmapMb ?? SQLITE_DEFAULT_MMAP_MB;
+  sqlite.pragma(`mmap_size = ${Math.trunc(mmapMb * 1024 * 1024)}`);
+  // Sorts and DISTINCTs without an index, and temporary b-trees, stay in memory instead of temp
+  // files: their size is bounded by one query's result, and the indexes keep common ones away.
+  sqlite.pragma('temp_store = MEMORY');
+  sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
 }
 
 const STATEMENT_CACHE_SIZE = 500;

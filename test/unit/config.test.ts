@@ -1,11 +1,12 @@
 // Configuration, pure: defaults, environment, flags over environment, and every bad value
 // reported at once.
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig, parseDatabaseUrl, redactUrl, type Config } from '../../src/config.js';
 
 const DEFAULTS: Config = {
-  database: { dialect: 'sqlite', url: 'sqlite:data/sitebiz.db', filename: 'data/sitebiz.db' },
+  database: { dialect: 'sqlite', url: 'sqlite:data/sitebiz.db', filename: 'data/sitebiz.db', cacheMb: 64, mmapMb: 1024 },
   port: 3000,
   host: '127.0.0.1',
   publicUrl: 'http://127.0.0.1:3000',
@@ -14,6 +15,7 @@ const DEFAULTS: Config = {
   logLevel: 'info',
   bodyLimitBytes: 1024 * 1024,
   ignoreUnknownFilters: false,
+  workers: 1,
 };
 
 /** The problems of a configuration that must fail. */
@@ -47,12 +49,15 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'WARN',
       BODY_LIMIT: '2048',
       IGNORE_UNKNOWN_FILTERS: 'true',
+      WORKERS: '3',
+      DATABASE_POOL_SIZE: '4',
     });
     assert.deepEqual(config, {
       database: {
         dialect: 'postgres',
         url: 'postgres://app:pw@db.internal:5432/sitebiz',
         connectionString: 'postgres://app:pw@db.internal:5432/sitebiz',
+        poolSize: 4,
       },
       port: 8080,
       host: '0.0.0.0',
@@ -62,7 +67,18 @@ describe('loadConfig', () => {
       logLevel: 'warn',
       bodyLimitBytes: 2048,
       ignoreUnknownFilters: true,
+      workers: 3,
     });
+  });
+
+  it('reads the SQLite cache and mmap sizes into the SQLite database settings', () => {
+    const config = loadConfig({ DATABASE_URL: 'sqlite:big.db', SQLITE_CACHE_MB: '256', SQLITE_MMAP_MB: '0' });
+    assert.deepEqual(config.database, { dialect: 'sqlite', url: 'sqlite:big.db', filename: 'big.db', cacheMb: 256, mmapMb: 0 });
+  });
+
+  it('takes --workers auto as one worker per core this process may use', () => {
+    assert.equal(loadConfig({}, { workers: 'auto' }).workers, availableParallelism());
+    assert.equal(loadConfig({ WORKERS: ' AUTO ' }).workers, availableParallelism());
   });
 
   it('lets flags win over the environment, setting by setting', () => {
@@ -71,7 +87,7 @@ describe('loadConfig', () => {
       { port: '5000', databaseUrl: 'sqlite::memory:', ignoreUnknownFilters: 'false' },
     );
     assert.equal(config.port, 5000);
-    assert.deepEqual(config.database, { dialect: 'sqlite', url: 'sqlite::memory:', filename: ':memory:' });
+    assert.deepEqual(config.database, { dialect: 'sqlite', url: 'sqlite::memory:', filename: ':memory:', cacheMb: 64, mmapMb: 1024 });
     assert.equal(config.ignoreUnknownFilters, false);
     // Settings without a flag still come from the environment.
     assert.equal(config.logLevel, 'warn');
@@ -99,8 +115,10 @@ describe('loadConfig', () => {
     ['IGNORE_UNKNOWN_FILTERS', 'YES', { ignoreUnknownFilters: true }],
     ['IGNORE_UNKNOWN_FILTERS', 'no', { ignoreUnknownFilters: false }],
     ['IGNORE_UNKNOWN_FILTERS', '0', { ignoreUnknownFilters: false }],
-    ['DATABASE_URL', 'postgresql://localhost/db', { database: { dialect: 'postgres', url: 'postgresql://localhost/db', connectionString: 'postgresql://localhost/db' } }],
-    ['DATABASE_URL', ' sqlite:/var/lib/sitebiz.db ', { database: { dialect: 'sqlite', url: 'sqlite:/var/lib/sitebiz.db', filename: '/var/lib/sitebiz.db' } }],
+    ['DATABASE_URL', 'postgresql://localhost/db', { database: { dialect: 'postgres', url: 'postgresql://localhost/db', connectionString: 'postgresql://localhost/db', poolSize: 10 } }],
+    ['DATABASE_URL', ' sqlite:/var/lib/sitebiz.db ', { database: { dialect: 'sqlite', url: 'sqlite:/var/lib/sitebiz.db', filename: '/var/lib/sitebiz.db', cacheMb: 64, mmapMb: 1024 } }],
+    ['WORKERS', '1', { workers: 1 }],
+    ['WORKERS', '256', { workers: 256 }],
   ];
   for (const [variable, value, parsed] of ACCEPTED) {
     it(`accepts ${variable}=${JSON.stringify(value)}`, () => {
@@ -129,6 +147,13 @@ describe('loadConfig', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ BODY_LIMIT: '1023' }, 'BODY_LIMIT'],
     [{ IGNORE_UNKNOWN_FILTERS: 'maybe' }, 'IGNORE_UNKNOWN_FILTERS'],
+    [{ WORKERS: '0' }, 'WORKERS'],
+    [{ WORKERS: '257' }, 'WORKERS'],
+    [{ WORKERS: 'all' }, 'WORKERS'],
+    [{ WORKERS: '1.5' }, 'WORKERS'],
+    [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE'],
+    [{ SQLITE_CACHE_MB: '-1' }, 'SQLITE_CACHE_MB'],
+    [{ SQLITE_MMAP_MB: 'lots' }, 'SQLITE_MMAP_MB'],
   ];
   for (const [env, variable] of REJECTED) {
     it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {
