@@ -1,6 +1,6 @@
 // Stage 3: a plan becomes SQL. Only this file and the declarations' own lambdas build queries.
 // Identifiers come from the registry; values are bound parameters.
-import { sql, type AliasedExpression, type Expression, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type AliasedExpression, type Expression, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import { isCountedTable, rowsCounter, VERSION_COUNTER } from '../db/site-counters.js';
 import { cursorValue, type CursorPosition } from './cursors.js';
@@ -153,7 +153,13 @@ export class Executor {
       const boundaryKey = site ? `${listKey}\u0000${order.name}\u0000${page.size}` : undefined;
       const start = boundaryKey && site ? this.boundaries.nearest(boundaryKey, site.version, page.number) : { page: 1, after: null };
       const skip = (page.number - start.page) * page.size;
-      rows = await readPage(order, start.after, page.size, skip > 0 || !start.after ? skip : undefined);
+      // Skipping: read one record more at the front, the last one before this page, so the next
+      // request for this page seeks straight to it.
+      rows = await readPage(order, start.after, skip > 0 ? page.size + 1 : page.size, skip > 0 ? skip - 1 : start.after ? undefined : 0);
+      if (skip > 0) {
+        const before = rows.shift();
+        if (boundaryKey && site && before) this.boundaries.remember(boundaryKey, site.version, page.number, order.position(before));
+      }
       const last = rows[rows.length - 1];
       if (boundaryKey && site && last && rows.length === page.size) {
         this.boundaries.remember(boundaryKey, site.version, page.number + 1, order.position(last));
@@ -330,8 +336,9 @@ export class Executor {
         const k = key(eb);
         const v = from.value;
         if (!nullable || v !== null) {
-          // (key, id) past the position; a nullable key's nulls come last ascending, first descending.
-          const past = eb.or([eb(k, before, v), eb.and([eb(k, '=', v), eb(id, before, from.id)])]);
+          // (key, id) past the position, as a row-value comparison both databases read as one
+          // index range; a nullable key's nulls come last ascending, first descending.
+          const past = sql<SqlBool>`(${k}, ${sql.ref(id)}) ${sql.raw(before)} (${v}, ${from.id})`;
           return nullable && !descending ? eb.or([past, eb(k, 'is', null)]) : past;
         }
         // The position is on a null key: nulls end an ascending list and open a descending one.
