@@ -50,6 +50,21 @@ export interface DialectTraits {
 
 const isoMillis = (d: Date): string => d.toISOString();
 
+/**
+ * PostgreSQL: `column` with ASCII letters lowered and every other character kept, as SQL text.
+ * ILIKE and lower() fold all of Unicode (by the database's locale), which is not what "ignoring
+ * case" means here: likeInsensitive compares this text, and the trigram indexes of
+ * src/db/text-search.ts are built on exactly this text so that the planner matches the two.
+ */
+export function postgresAsciiLower(column: string): string {
+  return `translate(${column}, ${ASCII_LOWERING})`;
+}
+
+/** translate()'s arguments that lower ASCII letters and keep every other character. */
+const ASCII_LOWERING = `'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'`;
+
+const asciiLower = (text: string) => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
 /** Escapes LIKE wildcards so user text matches literally (escape character `\`). */
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -97,7 +112,10 @@ export const postgresTraits: DialectTraits = {
   timestampText: (expr) => sql<string>`to_char(${expr} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505',
-  likeInsensitive: (_eb, expr, pattern) => sql<SqlBool>`${expr} ilike ${pattern} escape '\\'`,
+  // The column side is the text the trigram indexes hold (postgresAsciiLower), written inline,
+  // not bound, so that the planner matches it to them.
+  likeInsensitive: (_eb, expr, pattern) =>
+    sql<SqlBool>`translate(${expr}, ${sql.raw(ASCII_LOWERING)}) like ${asciiLower(pattern)} escape '\\'`,
 };
 
 export function traitsFor(name: DialectName): DialectTraits {

@@ -4,6 +4,7 @@ import type { AliasableExpression, Expression, ExpressionBuilder, SqlBool } from
 import type { Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { escapeLike, type DialectTraits } from '../db/dialect-traits.js';
+import { trigramCandidates, type TrigramIndex } from '../db/text-search.js';
 import { PREDICATES_BY_TYPE, type PredicateSuffix } from './predicates.js';
 import type { ResourceWrite, WriteRules } from './write-document.js';
 
@@ -247,11 +248,34 @@ export function namedFilter<K extends FilterValueKind>(
 }
 
 /**
- * `column` contains `text`, ignoring case, with LIKE wildcards in `text` matched literally: the
- * building block of every "contains" filter and search.
+ * `column` contains `text`, ignoring ASCII case, with LIKE wildcards in `text` matched literally:
+ * the building block of every "contains" filter and search. On its own it reads every row the
+ * rest of the query leaves; for columns of large tables, see `trigramNarrowed`.
  */
 export function containsText(eb: AnyEB, ctx: QueryContext, column: string, text: string): Condition {
   return ctx.traits.likeInsensitive(eb, eb.ref(column), `%${escapeLike(text)}%`);
+}
+
+/** Which trigram index serves a contains condition, and over what (see `trigramNarrowed`). */
+export interface TrigramUse {
+  /** The index over the searched columns (src/db/text-search.ts). */
+  index: TrigramIndex;
+  /** The expression holding the indexed table's id in this query: `contacts.id`, `customers.contact_id`. */
+  rowId: string;
+  /** The searched columns of the indexed table, unqualified: a text may be in any of them. */
+  columns: readonly string[];
+  /** Every text must be found. */
+  texts: readonly string[];
+}
+
+/**
+ * `exact` (made of containsText conditions over `use.columns` and `use.texts`), served by the
+ * trigram index: the index proposes the candidate rows and `exact` decides, so the records are
+ * exactly those of `exact` alone, and a text too short for the index falls back to `exact`.
+ */
+export function trigramNarrowed(eb: AnyEB, ctx: QueryContext, use: TrigramUse, exact: Condition): Condition {
+  const candidates = trigramCandidates(eb, ctx.traits.name, use.index, use.rowId, use.columns, use.texts);
+  return candidates ? eb.and([candidates, exact]) : exact;
 }
 
 /** How records of a resource belong to a tenant. */

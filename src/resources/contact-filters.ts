@@ -2,7 +2,8 @@
 // and how they engage with email. Written once against "the contact" so that the customers list
 // asks the same questions of each customer's contact. docs/filters.md defines every filter.
 import { sql, type Expression, type SqlBool } from 'kysely';
-import { containsText, namedFilter, type AnyEB, type NamedFilterDef, type QueryContext } from '../jsonapi/resource.js';
+import { CONTACT_TEXT_INDEX } from '../db/text-search.js';
+import { containsText, namedFilter, trigramNarrowed, type AnyEB, type NamedFilterDef, type QueryContext } from '../jsonapi/resource.js';
 
 /** Windows of the "... contacts with open data" engagement segments, in days. */
 export const ENGAGEMENT_WINDOWS = { recentOpenDays: 30, engagedDays: 90 } as const;
@@ -31,6 +32,16 @@ function onContact(eb: AnyEB, s: Subject, build: (column: (name: string) => stri
       .whereRef('subject_contact.id', '=', s.contactId)
       .where(build((name) => `subject_contact.${name}`)),
   );
+}
+
+/**
+ * The subject's contact has, for every text, one of the columns containing it (ignoring ASCII
+ * case). Served by the contacts' trigram index: a site of a million contacts answers from the
+ * index's candidates instead of reading every contact.
+ */
+function contactText(eb: AnyEB, s: Subject, ctx: QueryContext, columns: readonly string[], texts: readonly string[]): Cond {
+  const exact = onContact(eb, s, (c) => eb.and(texts.map((text) => eb.or(columns.map((column) => containsText(eb, ctx, c(column), text))))));
+  return trigramNarrowed(eb, ctx, { index: CONTACT_TEXT_INDEX, rowId: s.contactId, columns, texts }, exact);
 }
 
 /** EXISTS (select 1 from <table> where <table>.contact_id = the subject's contact and ...). */
@@ -111,14 +122,7 @@ export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> 
   const n = s.noun;
   const filters: Record<string, NamedFilterDef> = {
     search: namedFilter('string', `${n}s whose name or email contains every word of the text, ignoring case`, (eb, text, ctx) =>
-      onContact(eb, s, (c) =>
-        eb.and(
-          text
-            .split(/\s+/)
-            .filter(Boolean)
-            .map((word) => eb.or([containsText(eb, ctx, c('name'), word), containsText(eb, ctx, c('email'), word)])),
-        ),
-      ),
+      contactText(eb, s, ctx, ['name', 'email'], text.split(/\s+/).filter(Boolean)),
     ),
 
     // --- Time windows (days) ------------------------------------------------------------------
@@ -313,7 +317,7 @@ export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> 
 
   for (const field of CONTACT_TEXT_FIELDS) {
     filters[`${field}_contains`] = namedFilter('string', `${n}s whose ${field.replace(/_/g, ' ')} contains the text, ignoring case`, (eb, text, ctx) =>
-      onContact(eb, s, (c) => containsText(eb, ctx, c(field), text)),
+      contactText(eb, s, ctx, [field], [text]),
     );
   }
   for (const [kind, , verb] of BROADCAST_EVENTS) {
