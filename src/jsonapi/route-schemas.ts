@@ -131,6 +131,17 @@ export function listRouteSchema(registry: Registry, resource: ResourceDefinition
       'page[size]': Type.Optional(
         Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, description: `Records per page (default ${DEFAULT_PAGE_SIZE}, max ${MAX_PAGE_SIZE})` }),
       ),
+      'page[after]': Type.Optional(
+        Type.String({
+          description:
+            'Cursor paging (a sitebiz extension, docs/paging.md): the records after this cursor, taken from links.next; empty to start at the beginning. Not with page[number].',
+        }),
+      ),
+      'page[before]': Type.Optional(
+        Type.String({
+          description: 'Cursor paging: the records before this cursor, taken from links.prev; empty for the last page. Not with page[number].',
+        }),
+      ),
       sort: Type.Optional(
         Type.String({ description: `One of ${['id', ...sortable].join(', ')}; prefix - for descending. Default ${resource.defaultSort}` }),
       ),
@@ -148,7 +159,12 @@ export function listRouteSchema(registry: Registry, resource: ResourceDefinition
           next: Type.Union([Type.String(), Type.Null()]),
           last: Type.String(),
         }),
-        meta: Type.Object({ total_pages: Type.Integer(), total_count: Type.Integer(), current_page: Type.Integer() }),
+        // Cursor pages (page[after] / page[before]) have no page numbers: only total_count.
+        meta: Type.Object({
+          total_pages: Type.Optional(Type.Integer()),
+          total_count: Type.Integer(),
+          current_page: Type.Optional(Type.Integer()),
+        }),
       }),
       ...errorResponses,
     },
