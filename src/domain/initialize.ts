@@ -3,6 +3,7 @@
 import type { DatabaseHandle } from '../db/connect.js';
 import { PERMISSION_NAMES } from '../auth/permissions.js';
 import { DEMO_ACCOUNT, seedDemoData } from '../demo/seed.js';
+import { analyzeTables } from '../db/site-counters.js';
 import { createAccount, createApiKey, createSite, createUser, type Clock } from './accounts.js';
 
 const EMPTY_ACCOUNT = { account: 'My Account', owner: 'Account Owner', email: 'owner@example.com', site: 'My Site', subdomain: 'my-site' };
@@ -43,6 +44,9 @@ export async function initialize(
         return { id: newAccountId };
       });
       created = true;
+      // Planner statistics that match the data just written (a large demo site otherwise gets
+      // plans chosen for empty tables).
+      if (options.demo) await analyzeTables(db);
     } catch (error) {
       account = await db.selectFrom('accounts').select('id').orderBy('id').executeTakeFirst();
       if (!account) throw error;
