@@ -133,6 +133,22 @@ for (const dialect of DIALECTS) {
       await check('a delete');
     });
 
+    it('keeps the totals exact under racing creates and deletes (the counters are bumped inside each transaction)', async () => {
+      const list = `/v1/contacts?${site}`;
+      const before = await counted(list);
+      const made = await Promise.all(Array.from({ length: 30 }, (_, i) => create(`race${i}@example.com`, `Racer ${i}`)));
+      for (const r of made) assert.equal(r.statusCode, 201, r.body);
+      // The same email twice at once: one 201, one 422, and the count moves by one.
+      const twins = await Promise.all([create('twin@example.com', 'Twin'), create('twin@example.com', 'Twin')]);
+      assert.deepEqual(twins.map((r) => r.statusCode).sort(), [201, 422]);
+      assert.equal(await counted(list), before + 31);
+      assert.equal((await everything(list)).length, before + 31);
+      const gone = await Promise.all([...made, ...twins.filter((r) => r.statusCode === 201)].map((r) => remove('contacts', r.json().data.id)));
+      for (const r of gone) assert.equal(r.statusCode, 200, r.body);
+      assert.equal(await counted(list), before);
+      assert.equal((await everything(list)).length, before);
+    });
+
     it('answers every numbered page the same whether it starts from a cached boundary or from the top', async () => {
       for (const sort of ['-created_at', 'name', '-name', 'email']) {
         const list = `/v1/contacts?${site}&sort=${sort}`;
