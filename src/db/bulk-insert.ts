@@ -64,7 +64,7 @@ const quote = (identifier: string): string => `"${identifier.replace(/"/g, '""')
 const SQLITE_MAX_PARAMETERS = 30_000;
 const SQLITE_MAX_ROWS_PER_STATEMENT = 500;
 /** Page cache of the loading connection, in KiB (negative: KiB rather than pages, as SQLite says). */
-const SQLITE_LOAD_CACHE_KIB = 256 * 1024;
+const SQLITE_LOAD_CACHE_KIB = 128 * 1024;
 
 class SqliteBulkLoader implements BulkLoader {
   private readonly statements = new Map<string, string>();

@@ -25,7 +25,7 @@ import { siteCatalogue, type SiteJob } from './people-generator.js';
 export const MIN_SEED_CONTACTS = ARCHETYPES.length;
 
 /** People generated and written per transaction. */
-const DEFAULT_BATCH_SIZE = 5_000;
+const DEFAULT_BATCH_SIZE = 2_500;
 
 export interface SeedOptions {
   contactsPerSite: number;
