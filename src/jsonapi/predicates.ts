@@ -190,6 +190,9 @@ export function predicateCondition(
       return eb(ref, 'not in', value as unknown[]);
     case 'null':
       return value ? eb(ref, 'is', null) : eb(ref, 'is not', null);
+    // Attributes with text predicates belong to catalogue tables of hundreds of rows per site
+    // (offers, pages, tags, notes), which a plain scan serves; the large contact columns are
+    // searched through their trigram index by named filters (src/db/text-search.ts).
     case 'cont':
     case 'i_cont':
     case 'start':
