@@ -11,6 +11,9 @@ declare module 'autocannon' {
       pipelining?: number;
       duration?: number;
       timeout?: number;
+      body?: string;
+      /** Replace every [<id>] in the body with a fresh id per request. */
+      idReplacement?: boolean;
       /** Return the raw per-run result (encoded histograms), to merge with aggregateResult. */
       skipAggregateResult?: boolean;
     }

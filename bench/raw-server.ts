@@ -1,7 +1,10 @@
-// The ceiling: a bare node:http server answering each benchmarked path with the bytes and headers
-// sitebiz gave for it (recorded by bench/run.ts into a JSON file named on the command line).
-// Prints "listening <port>" once it accepts connections on 127.0.0.1. Unknown paths get a 404,
-// which the bench counts as a failure.
+// The serialization floor: a bare node:http server that answers each benchmarked path with the
+// document sitebiz gave for it, serialized with JSON.stringify on every request (the document is
+// parsed once at start-up), and with sitebiz's status and headers. What sitebiz spends beyond this
+// server is routing, authentication, the database and building the document.
+// The recorded responses come from a JSON file named on the command line (bench/floor.ts writes
+// it). Prints "listening <port>" once it accepts connections on 127.0.0.1. Unknown paths get a
+// 404, which the bench counts as a failure.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
@@ -10,24 +13,39 @@ export interface RecordedResponse {
   status: number;
   /** Header name/value pairs as sitebiz sent them, without Date and hop-by-hop headers. */
   headers: Array<[string, string]>;
-  bodyBase64: string;
+  /** The JSON body as sitebiz sent it. */
+  body: string;
 }
 
 const file = process.argv[2];
 if (!file) throw new Error('usage: raw-server.ts <responses.json>');
 const recorded = JSON.parse(readFileSync(file, 'utf8')) as RecordedResponse[];
-const byPath = new Map(
-  recorded.map((r) => [r.path, { status: r.status, headers: r.headers.flat(), body: Buffer.from(r.bodyBase64, 'base64') }]),
+
+interface Answer {
+  status: number;
+  /** Headers before Content-Length, which is computed per response as sitebiz does. */
+  headers: Array<[string, string]>;
+  document: unknown;
+}
+
+const byPath = new Map<string, Answer>(
+  recorded.map((r) => [
+    r.path,
+    { status: r.status, headers: r.headers.filter(([name]) => name.toLowerCase() !== 'content-length'), document: JSON.parse(r.body) as unknown },
+  ]),
 );
 
 const server = createServer((req, res) => {
-  const response = byPath.get(req.url ?? '');
-  if (!response) {
+  const answer = byPath.get(req.url ?? '');
+  if (!answer) {
     res.writeHead(404, { 'content-length': '0' }).end();
     return;
   }
+  const body = JSON.stringify(answer.document);
+  for (const [name, value] of answer.headers) res.setHeader(name, value);
+  res.setHeader('content-length', Buffer.byteLength(body));
   // Node adds Date and Connection itself, as it does for Fastify.
-  res.writeHead(response.status, response.headers).end(response.body);
+  res.writeHead(answer.status).end(body);
 });
 server.keepAliveTimeout = 72_000; // Fastify's default, so neither side closes idle bench sockets
 server.listen(0, '127.0.0.1', () => {
