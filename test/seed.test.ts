@@ -332,7 +332,10 @@ function runCli(args: string[]): Promise<{ code: number | null; stdout: string; 
   const env = { ...process.env };
   for (const spec of Object.values(SETTINGS)) delete env[spec.env];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // From a scratch directory: the command must not depend on being run inside the checkout.
+    const cwd = mkdtempSync(join(tmpdir(), 'sitebiz-seed-cwd-'));
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.on('close', () => rmSync(cwd, { recursive: true, force: true }));
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));

@@ -13,7 +13,10 @@ type Reply = { batch: EncodedBatch; contacts: number } | { done: true } | { erro
  * then imports the TypeScript worker.
  */
 function bootstrap(entry: URL): string {
-  return `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); });`;
+  // Resolved here: code evaluated in a worker resolves bare names from the working directory,
+  // which need not be the checkout.
+  const tsxApi = import.meta.resolve('tsx/esm/api');
+  return `import(${JSON.stringify(tsxApi)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); });`;
 }
 
 export class GeneratorThread {
