@@ -314,12 +314,13 @@ describe('predicateCondition', () => {
     ['not_in', [1], '"books"."title" not in (?)', '"books"."title" not in (?)', [1]],
     ['null', true, '"books"."title" is null', '"books"."title" is null', []],
     ['null', false, '"books"."title" is not null', '"books"."title" is not null', []],
-    // SQLite's LIKE ignores ASCII case already; PostgreSQL needs ILIKE.
-    ['cont', '%a%', `"books"."title" like ? escape '\\'`, `"books"."title" ilike ? escape '\\'`, ['%a%']],
-    ['i_cont', '%a%', `"books"."title" like ? escape '\\'`, `"books"."title" ilike ? escape '\\'`, ['%a%']],
-    ['start', 'a%', `"books"."title" like ? escape '\\'`, `"books"."title" ilike ? escape '\\'`, ['a%']],
-    ['end', '%a', `"books"."title" like ? escape '\\'`, `"books"."title" ilike ? escape '\\'`, ['%a']],
-    ['not_cont', '%a%', `not "books"."title" like ? escape '\\'`, `not "books"."title" ilike ? escape '\\'`, ['%a%']],
+    // SQLite's LIKE ignores ASCII case already; PostgreSQL compares the text with ASCII letters
+    // lowered (ILIKE would fold all of Unicode), the expression its trigram indexes hold.
+    ['cont', '%a%', `"books"."title" like ? escape '\\'`, `translate("books"."title", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') like ? escape '\\'`, ['%a%']],
+    ['i_cont', '%a%', `"books"."title" like ? escape '\\'`, `translate("books"."title", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') like ? escape '\\'`, ['%a%']],
+    ['start', 'a%', `"books"."title" like ? escape '\\'`, `translate("books"."title", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') like ? escape '\\'`, ['a%']],
+    ['end', '%a', `"books"."title" like ? escape '\\'`, `translate("books"."title", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') like ? escape '\\'`, ['%a']],
+    ['not_cont', '%a%', `not "books"."title" like ? escape '\\'`, `not translate("books"."title", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') like ? escape '\\'`, ['%a%']],
   ];
   for (const traits of TRAITS) {
     for (const [suffix, value, sqliteSql, postgresSql, parameters] of CASES) {
