@@ -11,11 +11,17 @@ declare module 'autocannon' {
       pipelining?: number;
       duration?: number;
       timeout?: number;
-      body?: string;
-      /** Replace every [<id>] in the body with a fresh id per request. */
-      idReplacement?: boolean;
+      /** Requests sent in turn; setupRequest may change each one before it goes. */
+      requests?: Array<{ setupRequest?: (request: Request) => Request }>;
       /** Return the raw per-run result (encoded histograms), to merge with aggregateResult. */
       skipAggregateResult?: boolean;
+    }
+
+    interface Request {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string;
     }
 
     /** Counters common to raw (skipAggregateResult) and aggregated results. */

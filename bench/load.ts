@@ -78,6 +78,12 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   };
 }
 
+function uniqueBodies(template: string): (request: autocannon.Request) => autocannon.Request {
+  const prefix = uniquePrefix();
+  let counter = 0;
+  return (request) => ({ ...request, body: template.replaceAll('{{unique}}', `${prefix}n${++counter}`) });
+}
+
 function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const latencies: number[] = [];
@@ -90,10 +96,8 @@ function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
         duration: spec.seconds,
         timeout: 30,
         skipAggregateResult: true,
-        // autocannon puts a fresh id wherever the body says [<id>].
-        ...(spec.bodyTemplate !== undefined
-          ? { body: spec.bodyTemplate.replaceAll('{{unique}}', `${uniquePrefix()}[<id>]`), idReplacement: true }
-          : {}),
+        // A fresh body per request (autocannon's own idReplacement sends nothing in version 8).
+        ...(spec.bodyTemplate !== undefined ? { requests: [{ setupRequest: uniqueBodies(spec.bodyTemplate) }] } : {}),
       },
       (error, result) => {
         if (error) return reject(error);
