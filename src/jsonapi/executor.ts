@@ -87,6 +87,7 @@ export class Executor {
   async list(plan: ListPlan): Promise<ListResult> {
     const { resource, page } = plan;
     await this.checkReferences(plan);
+    for (const probe of plan.probes) await probe({ db: this.db, traits: this.traits, siteIds: plan.siteIds });
     // Read before anything else: an answer cached under this version was computed from data at
     // least this new (see list-caches.ts).
     const site = await this.siteSnapshot(plan);

@@ -15,6 +15,7 @@ import type {
   Condition,
   FilterValueKind,
   NamedFilterDef,
+  ProbeScope,
   QueryContext,
   RelationshipDef,
   ResourceDefinition,
@@ -77,6 +78,8 @@ export interface ListPlan extends ReadPlan {
   conditions: ConditionBuilder[];
   /** Ids named in filter values that must exist within the request's sites (else 404). */
   references: Array<{ parameter: string; table: string; ids: number[] }>;
+  /** Filters' questions to the database, asked before the conditions are built (NamedFilterDef.probe). */
+  probes: Array<(scope: ProbeScope) => Promise<void>>;
   sort: { name: string; descending: boolean };
   page: PagePlan;
 }
@@ -161,6 +164,7 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
     conditions.push((eb) => (onlyIds.length === 0 ? sql<SqlBool>`1 = 0` : eb(`${resource.table}.id`, 'in', onlyIds)));
   }
   const references: ListPlan['references'] = [];
+  const probes: ListPlan['probes'] = [];
 
   for (const [name, raw] of query.filters) {
     if (name === 'site_id' && resource.tenancy.kind === 'site') continue; // applied through siteIds
@@ -168,7 +172,16 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
     const named = resource.filters[name];
     if (named) {
       const value = coerceFilterValue(named, raw, parameter, options.now);
-      conditions.push((eb) => named.where(eb, value as never, ctx));
+      const probe = named.probe;
+      if (probe) {
+        const answer: { value?: unknown } = {};
+        probes.push(async (scope) => {
+          answer.value = await probe(value as never, scope);
+        });
+        conditions.push((eb) => named.where(eb, value as never, { ...ctx, probe: answer.value }));
+      } else {
+        conditions.push((eb) => named.where(eb, value as never, ctx));
+      }
       if (named.references !== undefined) {
         references.push({ parameter, table: named.references, ids: Array.isArray(value) ? (value as number[]) : [value as number] });
       }
@@ -203,7 +216,7 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
   if (query.page.after !== undefined || query.page.before !== undefined) {
     page.cursor = parseCursor(query, options.cursors, { type: resource.type, sort: sortValue.trim(), siteIds });
   }
-  return { ...base, conditions, references, sort, page };
+  return { ...base, conditions, references, probes, sort, page };
 }
 
 function planRead(

@@ -1,10 +1,10 @@
 // The declaration language of resources. A resource file is a list of these declarations; the
 // engine (planner, executor, renderer, routes, OpenAPI) reads them and never names a resource.
-import type { AliasableExpression, Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import type { AliasableExpression, Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { escapeLike, type DialectTraits } from '../db/dialect-traits.js';
-import { trigramCandidates, type TrigramIndex } from '../db/text-search.js';
+import { countTrigramCandidates, TRIGRAM_CANDIDATE_CAP, trigramCandidates, type TrigramIndex } from '../db/text-search.js';
 import { PREDICATES_BY_TYPE, type PredicateSuffix } from './predicates.js';
 import type { ResourceWrite, WriteRules } from './write-document.js';
 
@@ -190,6 +190,16 @@ export interface QueryContext {
   now: Date;
   /** The table of the resource being queried, for qualified column names. */
   table: string;
+  /** A named filter's `where`: what its `probe` answered for this request. */
+  probe?: unknown;
+}
+
+/** What a filter's probe may look at: the database and the request's sites. */
+export interface ProbeScope {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  db: Kysely<any>;
+  traits: DialectTraits;
+  siteIds: readonly number[];
 }
 
 export interface DateValue {
@@ -235,6 +245,12 @@ export interface NamedFilterDef {
    * are indistinguishable from missing ones.
    */
   references: string | undefined;
+  /**
+   * Asks the database something before the query is built (how many rows an index proposes for
+   * this value, say), so that `where` can choose between query plans; the answer reaches `where` as
+   * `ctx.probe`. Runs once per request, after the value is checked.
+   */
+  probe: ((value: never, scope: ProbeScope) => Promise<unknown>) | undefined;
 }
 
 /** A named filter, `filter[<name>]=<value>`; the value is checked and coerced before `where` runs. */
@@ -242,9 +258,18 @@ export function namedFilter<K extends FilterValueKind>(
   kind: K,
   description: string,
   where: (eb: AnyEB, value: FilterValue<K>, ctx: QueryContext) => Condition,
-  options: { references?: K extends 'id' | 'ids' ? string : never } = {},
+  options: {
+    references?: K extends 'id' | 'ids' ? string : never;
+    probe?: (value: FilterValue<K>, scope: ProbeScope) => Promise<unknown>;
+  } = {},
 ): NamedFilterDef {
-  return { kind, description, where: where as NamedFilterDef['where'], references: options.references };
+  return {
+    kind,
+    description,
+    where: where as NamedFilterDef['where'],
+    references: options.references,
+    probe: options.probe as NamedFilterDef['probe'],
+  };
 }
 
 /**
@@ -272,10 +297,18 @@ export interface TrigramUse {
  * `exact` (made of containsText conditions over `use.columns` and `use.texts`), served by the
  * trigram index: the index proposes the candidate rows and `exact` decides, so the records are
  * exactly those of `exact` alone, and a text too short for the index falls back to `exact`.
+ * `candidates` is what `probeTrigram` answered: when the index proposes more rows than are worth
+ * reading and sorting, the list is read in its own order and `exact` checks each row instead.
  */
-export function trigramNarrowed(eb: AnyEB, ctx: QueryContext, use: TrigramUse, exact: Condition): Condition {
-  const candidates = trigramCandidates(eb, ctx.traits.name, use.index, use.rowId, use.columns, use.texts);
-  return candidates ? eb.and([candidates, exact]) : exact;
+export function trigramNarrowed(eb: AnyEB, ctx: QueryContext, use: TrigramUse, exact: Condition, candidates?: unknown): Condition {
+  if (typeof candidates === 'number' && candidates >= TRIGRAM_CANDIDATE_CAP) return exact;
+  const narrowing = trigramCandidates(eb, ctx.traits.name, use.index, use.rowId, use.columns, use.texts);
+  return narrowing ? eb.and([narrowing, exact]) : exact;
+}
+
+/** A named filter's probe for `trigramNarrowed`: how many candidates the index has in the request's sites. */
+export function probeTrigram(use: Omit<TrigramUse, 'rowId'>, scope: ProbeScope): Promise<number | undefined> {
+  return countTrigramCandidates(scope.db, scope.traits.name, use.index, use.columns, use.texts, scope.siteIds);
 }
 
 /** How records of a resource belong to a tenant. */

@@ -3,7 +3,7 @@
 // asks the same questions of each customer's contact. docs/filters.md defines every filter.
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { CONTACT_TEXT_INDEX } from '../db/text-search.js';
-import { containsText, namedFilter, trigramNarrowed, type AnyEB, type NamedFilterDef, type QueryContext } from '../jsonapi/resource.js';
+import { containsText, namedFilter, probeTrigram, trigramNarrowed, type AnyEB, type NamedFilterDef, type QueryContext } from '../jsonapi/resource.js';
 
 /** Windows of the "... contacts with open data" engagement segments, in days. */
 export const ENGAGEMENT_WINDOWS = { recentOpenDays: 30, engagedDays: 90 } as const;
@@ -41,7 +41,14 @@ function onContact(eb: AnyEB, s: Subject, build: (column: (name: string) => stri
  */
 function contactText(eb: AnyEB, s: Subject, ctx: QueryContext, columns: readonly string[], texts: readonly string[]): Cond {
   const exact = onContact(eb, s, (c) => eb.and(texts.map((text) => eb.or(columns.map((column) => containsText(eb, ctx, c(column), text))))));
-  return trigramNarrowed(eb, ctx, { index: CONTACT_TEXT_INDEX, rowId: s.contactId, columns, texts }, exact);
+  return trigramNarrowed(eb, ctx, { index: CONTACT_TEXT_INDEX, rowId: s.contactId, columns, texts }, exact, ctx.probe);
+}
+
+/** A contact text filter: the index is asked first how many contacts it proposes (see trigramNarrowed). */
+function contactTextFilter(description: string, columns: readonly string[], s: Subject, words: (text: string) => string[]): NamedFilterDef {
+  return namedFilter('string', description, (eb, text, ctx) => contactText(eb, s, ctx, columns, words(text)), {
+    probe: (text, scope) => probeTrigram({ index: CONTACT_TEXT_INDEX, columns, texts: words(text) }, scope),
+  });
 }
 
 /** EXISTS (select 1 from <table> where <table>.contact_id = the subject's contact and ...). */
@@ -121,8 +128,8 @@ const CONTACT_TEXT_FIELDS = [
 export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> {
   const n = s.noun;
   const filters: Record<string, NamedFilterDef> = {
-    search: namedFilter('string', `${n}s whose name or email contains every word of the text, ignoring case`, (eb, text, ctx) =>
-      contactText(eb, s, ctx, ['name', 'email'], text.split(/\s+/).filter(Boolean)),
+    search: contactTextFilter(`${n}s whose name or email contains every word of the text, ignoring case`, ['name', 'email'], s, (text) =>
+      text.split(/\s+/).filter(Boolean),
     ),
 
     // --- Time windows (days) ------------------------------------------------------------------
@@ -316,9 +323,9 @@ export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> 
   };
 
   for (const field of CONTACT_TEXT_FIELDS) {
-    filters[`${field}_contains`] = namedFilter('string', `${n}s whose ${field.replace(/_/g, ' ')} contains the text, ignoring case`, (eb, text, ctx) =>
-      contactText(eb, s, ctx, [field], [text]),
-    );
+    filters[`${field}_contains`] = contactTextFilter(`${n}s whose ${field.replace(/_/g, ' ')} contains the text, ignoring case`, [field], s, (text) => [
+      text,
+    ]);
   }
   for (const [kind, , verb] of BROADCAST_EVENTS) {
     filters[`${kind}_email_broadcast_id`] = namedFilter('ids', `${n}s who ${verb} the email broadcast`, (eb, ids) =>
