@@ -59,6 +59,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler,
+    // One log line per request (below) instead of Fastify's two: logging is a visible share of a
+    // cheap request's cost.
+    disableRequestLogging: true,
   });
 
   // Schemas document the API; the planner and handlers check requests with better errors than
@@ -72,6 +75,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  if (config.logLevel !== 'silent') {
+    app.addHook('onResponse', async (request, reply) => {
+      request.log.info(
+        { req: { method: request.method, url: request.url }, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
+        'request completed',
+      );
+    });
+  }
 
   const tokens = new TokenService(database, {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,
