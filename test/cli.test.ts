@@ -188,6 +188,7 @@ describe('sitebiz CLI: help, usage and configuration errors', { concurrency: 2 }
     assert.deepEqual(commands, [
       'serve',
       'init',
+      'seed',
       'migrate',
       'keys create',
       'keys list',
