@@ -25,8 +25,8 @@ export interface ConnectOptions {
   schema?: string;
   /** PostgreSQL pool size; wins over the configuration's (tests keep their pools small). */
   poolSize?: number;
-  /** Called with the SQL of every query run; tests count queries with it. */
-  onQuery?: (sql: string) => void;
+  /** Called with the SQL of every query run and its time; tests count queries with it. */
+  onQuery?: (sql: string, milliseconds: number) => void;
 }
 
 function queryLogger(options: ConnectOptions) {
@@ -34,7 +34,7 @@ function queryLogger(options: ConnectOptions) {
   if (!onQuery) return {};
   return {
     log: (event: LogEvent) => {
-      if (event.level === 'query') onQuery(event.query.sql);
+      if (event.level === 'query') onQuery(event.query.sql, event.queryDurationMillis);
     },
   };
 }
