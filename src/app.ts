@@ -102,6 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ignoreUnknownFilters: config.ignoreUnknownFilters,
     now,
     cursorSigningKey: await loadCursorSigningKey(database),
+    ...(database.runSelect ? { runSelect: database.runSelect } : {}),
   });
   app.decorate('tokens', tokens);
   app.decorate('engine', engine);

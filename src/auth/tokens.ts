@@ -27,7 +27,7 @@ export class TokenService {
     private readonly handle: DatabaseHandle,
     private readonly settings: TokenSettings,
   ) {
-    this.queries = authenticationQueries(handle.db);
+    this.queries = authenticationQueries(handle);
   }
 
   /** client_credentials: the key's id and secret. Undefined when they do not match a key. */
@@ -140,10 +140,14 @@ export class TokenService {
 }
 
 /** The queries of every authenticated request, compiled once (see ReusableQuery). */
-function authenticationQueries(db: DatabaseHandle['db']) {
+function authenticationQueries(handle: DatabaseHandle) {
+  const db = handle.db;
+  const runSelect = handle.runSelect;
   return {
     grantByAccessToken: ReusableQuery.compile(
       db,
+      'sitebiz_grant_by_access_token',
+      runSelect,
       db
         .selectFrom('oauth_grants as g')
         .innerJoin('api_keys as k', 'k.id', 'g.api_key_id')
@@ -162,10 +166,14 @@ function authenticationQueries(db: DatabaseHandle['db']) {
     ),
     sitesOfAccount: ReusableQuery.compile(
       db,
+      'sitebiz_sites_of_account',
+      runSelect,
       db.selectFrom('sites').select('id').where('account_id', '=', 0).orderBy('id'),
     ),
     sitesOfUser: ReusableQuery.compile(
       db,
+      'sitebiz_sites_of_user',
+      runSelect,
       db
         .selectFrom('user_sites')
         .innerJoin('sites', 'sites.id', 'user_sites.site_id')

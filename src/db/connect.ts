@@ -17,6 +17,15 @@ export interface DatabaseHandle {
   description: string;
   /** PostgreSQL only: the schema given to connectDatabase, if any. */
   schema?: string;
+  /**
+   * Runs a compiled SELECT straight on the driver, without Kysely's per-query work (a connection
+   * lease, a query id, result transformation): the hot read path of every request (query-shapes.ts,
+   * reusable-query.ts). On SQLite the cached prepared statement runs at once, and undefined is
+   * returned while a transaction holds the connection (the caller then waits its turn through
+   * Kysely, so a read never sees another request's uncommitted writes). On PostgreSQL it is a
+   * named prepared statement (`name`: one per SQL text), parsed and planned once per connection.
+   */
+  runSelect?: <Row>(name: string, sql: string, parameters: readonly unknown[]) => Promise<Row[]> | undefined;
   close(): Promise<void>;
 }
 
@@ -44,14 +53,23 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
     const sqlite = new SQLite(config.filename);
     applySqliteSettings(sqlite, config);
+    const statements = withStatementCache(sqlite);
     const db = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+      dialect: new SqliteDialect({ database: statements }),
       ...queryLogger(options),
     });
+    const onQuery = options.onQuery;
     return {
       db,
       traits: traitsFor('sqlite'),
       description: `SQLite ${config.filename}`,
+      runSelect: <Row>(_name: string, text: string, parameters: readonly unknown[]) => {
+        if (sqlite.inTransaction) return undefined;
+        const started = onQuery ? performance.now() : 0;
+        const rows = (statements.prepare(text) as unknown as SQLite.Statement).all(parameters as unknown[]) as Row[];
+        onQuery?.(text, performance.now() - started);
+        return Promise.resolve(rows);
+      },
       close: () => db.destroy(),
     };
   }
@@ -75,11 +93,19 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
   // A connection that fails while idle must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(options) });
+  const onQuery = options.onQuery;
+  const runSelect = async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
+    const started = onQuery ? performance.now() : 0;
+    const result = await pool.query({ name, text, values: parameters as unknown[] });
+    onQuery?.(text, performance.now() - started);
+    return result.rows as Row[];
+  };
   return {
     db,
     traits: traitsFor('postgres'),
     description: `PostgreSQL ${redactUrl(config.url)}${schema ? ` (schema ${schema})` : ''}`,
     ...(schema !== undefined ? { schema } : {}),
+    runSelect,
     close: () => db.destroy(),
   };
 }

@@ -24,6 +24,8 @@ export interface EngineOptions {
   now: () => Date;
   /** Signs paging cursors; the same in every process that serves the database. */
   cursorSigningKey: Buffer;
+  /** Runs reads straight on the driver (DatabaseHandle.runSelect). */
+  runSelect?: DatabaseHandle['runSelect'];
 }
 
 export interface ListDocument {
@@ -54,7 +56,7 @@ export class JsonApiEngine {
   constructor(private readonly options: EngineOptions) {
     this.registry = options.registry;
     this.cursors = new CursorCodec(options.cursorSigningKey);
-    this.executor = new Executor(options.db, options.traits);
+    this.executor = new Executor(options.db, options.traits, options.runSelect);
     this.renderer = new DocumentRenderer(options.publicUrl, options.traits);
   }
 

@@ -1,6 +1,7 @@
 // Stage 3: a plan becomes SQL. Only this file and the declarations' own lambdas build queries.
 // Identifiers come from the registry; values are bound parameters.
 import { sql, type AliasedExpression, type Expression, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import type { DatabaseHandle } from '../db/connect.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import { isCountedTable, rowsCounter, VERSION_COUNTER } from '../db/site-counters.js';
 import { cursorValue, type CursorPosition } from './cursors.js';
@@ -80,8 +81,9 @@ export class Executor {
   constructor(
     private readonly db: AnyDb,
     private readonly traits: DialectTraits,
+    runSelect?: DatabaseHandle['runSelect'],
   ) {
-    this.shapes = new QueryShapes(db);
+    this.shapes = new QueryShapes(db, runSelect);
   }
 
   async list(plan: ListPlan): Promise<ListResult> {

@@ -11,6 +11,7 @@
 // unexpected) is remembered as such and always built in full, so a wrong guess can cost speed but
 // never change an answer.
 import { CompiledQuery, createQueryId, expressionBuilder, sql, type Compilable, type Expression, type Kysely } from 'kysely';
+import type { DatabaseHandle } from '../db/connect.js';
 import { LruMap } from './list-caches.js';
 import type { AnyEB } from './resource.js';
 
@@ -24,13 +25,24 @@ export interface Fragment {
 }
 
 const UNPREDICTABLE = Symbol('unpredictable');
+let shapesNamed = 0;
+
+/** A shape's SQL text, and the name its prepared statement goes by on PostgreSQL. */
+interface CompiledShape {
+  name: string;
+  sql: string;
+}
 
 export class QueryShapes {
-  private readonly compiled = new LruMap<string, string | typeof UNPREDICTABLE>(5_000);
+  private readonly compiled = new LruMap<string, CompiledShape | typeof UNPREDICTABLE>(5_000);
   /** How often shapes were reused and compiled, for the benchmark's report. */
   readonly stats = { reused: 0, compiled: 0, unpredictable: 0 };
 
-  constructor(private readonly db: AnyDb) {}
+  constructor(
+    private readonly db: AnyDb,
+    /** Runs compiled SQL on the driver directly (DatabaseHandle.runSelect); Kysely otherwise. */
+    private readonly runSelect?: DatabaseHandle['runSelect'],
+  ) {}
 
   /** Compiles one expression on its own, for its text (part of a shape key) and its parameters. */
   fragment(build: (eb: AnyEB) => Expression<unknown>): Fragment {
@@ -45,16 +57,20 @@ export class QueryShapes {
    */
   async run<Row>(key: string, parameters: readonly unknown[], build: () => Compilable<unknown>): Promise<Row[]> {
     const known = this.compiled.get(key);
-    if (typeof known === 'string') {
+    if (known !== undefined && known !== UNPREDICTABLE) {
       this.stats.reused++;
-      return (await this.db.executeQuery<Row>(CompiledQuery.raw(known, [...parameters]))).rows;
+      const direct = this.runSelect?.<Row>(known.name, known.sql, parameters);
+      if (direct) return direct;
+      return (await this.db.executeQuery<Row>(CompiledQuery.raw(known.sql, [...parameters]))).rows;
     }
     const query = build().compile();
     if (known === undefined) {
       this.stats.compiled++;
       const predictable = sameValues(query.parameters, parameters);
       if (!predictable) this.stats.unpredictable++;
-      this.compiled.set(key, predictable ? query.sql : UNPREDICTABLE);
+      // Names are unique in the process (pools may be shared), one per SQL text; PostgreSQL keeps
+      // one prepared statement per name and connection.
+      this.compiled.set(key, predictable ? { name: `sitebiz_shape_${++shapesNamed}`, sql: query.sql } : UNPREDICTABLE);
     }
     return (await this.db.executeQuery<Row>(query as CompiledQuery<Row>)).rows;
   }
