@@ -7,7 +7,7 @@ import { isCountedTable, rowsCounter, VERSION_COUNTER } from '../db/site-counter
 import { cursorValue, type CursorPosition } from './cursors.js';
 import { notFound } from './errors.js';
 import { CountCache, PageBoundaryCache } from './list-caches.js';
-import { QueryShapes } from './query-shapes.js';
+import { QueryShapes, type Fragment } from './query-shapes.js';
 import type { ConditionBuilder, IncludeNode, ListPlan, ReadPlan } from './planner.js';
 import type { AnyEB, Condition, RelationshipDef, ResourceDefinition } from './resource.js';
 import { parseSortValue } from './registry.js';
@@ -76,6 +76,7 @@ interface SortOrder {
 export class Executor {
   private readonly counts = new CountCache();
   private readonly boundaries = new PageBoundaryCache();
+  private readonly tenancyTexts = new Map<string, string>();
   readonly shapes: QueryShapes;
 
   constructor(
@@ -106,7 +107,7 @@ export class Executor {
     };
     // The WHERE clause as text and values: the shape of every query of this list, and with the
     // values the identity of the list for the caches.
-    const where = [this.shapes.fragment(this.tenancyCondition(resource, plan)), ...plan.conditions.map((c) => this.shapes.fragment(c))];
+    const where = [this.tenancyFragment(resource, plan), ...plan.conditions.map((c) => this.shapes.fragment(c))];
     const whereSql = where.map((f) => f.sql).join(' and ');
     const whereValues = where.flatMap((f) => f.parameters);
     const listKey = `${resource.table}\u0000${whereSql}\u0000${JSON.stringify(whereValues)}`;
@@ -211,7 +212,7 @@ export class Executor {
 
   async show(plan: ReadPlan, id: number): Promise<ReadResult | undefined> {
     const { resource } = plan;
-    const tenancy = this.shapes.fragment(this.tenancyCondition(resource, plan));
+    const tenancy = this.tenancyFragment(resource, plan);
     const fieldsKey = [...(plan.fields.get(resource.type) ?? ['*'])].join(',');
     const [row] = await this.shapes.run<LinkedRow>(['show', resource.type, fieldsKey, tenancy.sql].join('\u0000'), [id, ...tenancy.parameters], () =>
       this.db
@@ -255,6 +256,27 @@ export class Executor {
         throw notFound(`${parameter} names ${missing.length === 1 ? 'a record' : 'records'} that do not exist: ${missing.join(', ')}`, { parameter });
       }
     }
+  }
+
+  /**
+   * The tenancy condition as a fragment: its text depends only on the table and how many sites, so
+   * it is compiled once per such pair and only its values are new per request (the order in which
+   * tenancyCondition binds them).
+   */
+  private tenancyFragment(resource: ResourceDefinition, plan: ReadPlan): Fragment {
+    const { tenancy, table } = resource;
+    const values: unknown[] = tenancy.kind === 'account' ? [plan.accountId] : [];
+    if (tenancy.kind === 'site' || tenancy.siteColumn !== undefined) values.push(...plan.siteIds);
+    const key = `${table}\u0000${plan.siteIds.length}`;
+    let text = this.tenancyTexts.get(key);
+    if (text === undefined) {
+      const compiled = this.shapes.fragment(this.tenancyCondition(resource, plan));
+      // Checked once: values in another order would bind the wrong site (and then the shape's own
+      // check would send every query of it through a full build anyway).
+      if (JSON.stringify(compiled.parameters) !== JSON.stringify(values)) throw new Error(`tenancy of ${table} binds ${JSON.stringify(compiled.parameters)}`);
+      this.tenancyTexts.set(key, (text = compiled.sql));
+    }
+    return { sql: text, parameters: values };
   }
 
   /** The tenant boundary: records outside it do not exist for this request. */
@@ -402,7 +424,7 @@ export class Executor {
     const whereOfTarget = where ? (eb: AnyEB) => where(eb, { ...plan.ctx, table: target.table }) : undefined;
     // Shape key and values of this edge's query for a chunk of keys (see query-shapes.ts). Paged or
     // searched includes (a show's narrowing) are rare and built in full.
-    const tenancyFragment = this.shapes.fragment(tenancy);
+    const tenancyFragment = this.tenancyFragment(target, plan);
     const whereFragment = whereOfTarget ? this.shapes.fragment(whereOfTarget) : undefined;
     const fieldsKey = shape === 'records' ? [...(plan.fields.get(target.type) ?? ['*'])].join(',') : 'ids';
     const shaped = (chunk: unknown[], build: () => AnySelect): Promise<Row[]> => {
