@@ -475,12 +475,16 @@ export class Executor {
           let q: AnySelect;
           if (relationship.kind === 'to-many-through') {
             const source = `${relationship.through}.${relationship.sourceKey}`;
+            // The join rows of these parents drive the query (a cross join with the condition in
+            // WHERE: SQLite keeps the written order, PostgreSQL plans freely): the cost follows the
+            // rows linked to this page, not the size of the target table (a site's tags).
             q = this.db
-              .selectFrom(target.table)
-              .innerJoin(relationship.through, `${relationship.through}.${relationship.targetKey}`, `${target.table}.id`)
+              .selectFrom(relationship.through)
+              .crossJoin(target.table)
               .select(columns)
               .select(`${source} as ${PARENT_KEY}`)
-              .where(source, 'in', chunk);
+              .where(source, 'in', chunk)
+              .whereRef(`${relationship.through}.${relationship.targetKey}`, '=', `${target.table}.id`);
           } else {
             const fk = `${target.table}.${relationship.foreignKey}`;
             q = this.db.selectFrom(target.table).select(columns).select(`${fk} as ${PARENT_KEY}`).where(fk, 'in', chunk);

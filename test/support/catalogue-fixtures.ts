@@ -687,12 +687,17 @@ export function statementsOn(statements: string[], table: string): string[] {
 /** The COUNT(*) a list runs when its page alone cannot tell the total. */
 export const isCountQuery = (statement: string): boolean => /^select count\(\*\) as "count" from/i.test(statement);
 
-/** The table a statement reads from, not counting subqueries (`select ... from "offers" ...` → offers). */
+/**
+ * The table whose records a statement reads, not counting subqueries (`select ... from "offers"
+ * ...` → offers). A to-many-through edge reads from its join table crossed with the records' table
+ * (`from "offer_products" cross join "products"` → products).
+ */
 export function mainTable(statement: string): string | undefined {
   let flat = statement;
   for (let before = ''; before !== flat; ) {
     before = flat;
     flat = flat.replace(/\([^()]*\)/g, '');
   }
-  return /\bfrom "(\w+)"/i.exec(flat)?.[1];
+  const match = /\bfrom "(\w+)"(?: cross join "(\w+)")?/i.exec(flat);
+  return match?.[2] ?? match?.[1];
 }
