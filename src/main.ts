@@ -1,7 +1,7 @@
 // The `sitebiz` command line: serve, init, migrate, keys, accounts, sites, users.
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError, loadConfig, SETTINGS, type Config, type SettingName } from './config.js';
-import { connectDatabase, migrateToLatest, type DatabaseHandle } from './db/connect.js';
+import { parseArgs } from 'node:util';
+import { ConfigError, SETTINGS } from './config.js';
+import { connectDatabase, migrateToLatest } from './db/connect.js';
 import { PERMISSIONS, parsePermissionList } from './auth/permissions.js';
 import { USER_ROLES } from './auth/roles.js';
 import {
@@ -16,9 +16,8 @@ import {
 } from './domain/accounts.js';
 import { initialize, type InitResult } from './domain/initialize.js';
 import { serve } from './server.js';
+import { configFrom, out, UsageError, withDatabase, type Command, type Options } from './cli/command.js';
 import { seedCommand } from './cli/seed.js';
-
-export type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** Every command takes the configuration flags (--database-url, --port, ...). */
 const CONFIG_OPTIONS: Options = Object.fromEntries(
@@ -29,35 +28,9 @@ const CONFIG_HELP = Object.values(SETTINGS)
   .map((s) => `  --${s.flag.padEnd(24)} ${s.env.padEnd(22)} ${s.description}${s.default !== undefined ? ` (default ${s.default})` : ''}`)
   .join('\n');
 
-export interface Command {
-  summary: string;
-  usage: string;
-  options: Options;
-  run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<void>;
-}
 
-export const out = (text: string): void => {
-  process.stdout.write(`${text}\n`);
-};
 
-export function configFrom(values: Record<string, string | boolean | undefined>): Config {
-  const flags: Partial<Record<SettingName, string>> = {};
-  for (const [name, spec] of Object.entries(SETTINGS) as Array<[SettingName, (typeof SETTINGS)[SettingName]]>) {
-    const v = values[spec.flag];
-    if (typeof v === 'string') flags[name] = v;
-  }
-  return loadConfig(process.env, flags);
-}
 
-export async function withDatabase<T>(config: Config, run: (handle: DatabaseHandle) => Promise<T>): Promise<T> {
-  const handle = await connectDatabase(config.database);
-  try {
-    await migrateToLatest(handle);
-    return await run(handle);
-  } finally {
-    await handle.close();
-  }
-}
 
 function requiredInt(values: Record<string, string | boolean | undefined>, name: string): number {
   const raw = values[name];
@@ -71,7 +44,6 @@ function requiredString(values: Record<string, string | boolean | undefined>, na
   return raw;
 }
 
-export class UsageError extends Error {}
 
 export function printCredentials(result: InitResult): void {
   out(`Base URL:      ${result.base_url}`);

@@ -1,5 +1,5 @@
 // `sitebiz seed`: fill a database with generated sites at any size (see docs/seeding.md).
-import { configFrom, out, UsageError, withDatabase, type Command } from '../main.js';
+import { configFrom, out, UsageError, withDatabase, type Command } from './command.js';
 import { progressReporter } from '../seed/progress.js';
 import { MIN_SEED_CONTACTS, seedAccount, type SeedResult } from '../seed/seed-account.js';
 

@@ -1,0 +1,41 @@
+// What every command of the CLI shares: the command shape, output, configuration from flags and
+// the environment, and a migrated database for the command's run. Commands live in src/main.ts
+// (the small ones) and src/cli/ (one file each, as they grow).
+import type { ParseArgsConfig } from 'node:util';
+import { loadConfig, SETTINGS, type Config, type SettingName } from '../config.js';
+import { connectDatabase, migrateToLatest, type DatabaseHandle } from '../db/connect.js';
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+
+export interface Command {
+  summary: string;
+  usage: string;
+  options: Options;
+  run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<void>;
+}
+
+export const out = (text: string): void => {
+  process.stdout.write(`${text}\n`);
+};
+
+export function configFrom(values: Record<string, string | boolean | undefined>): Config {
+  const flags: Partial<Record<SettingName, string>> = {};
+  for (const [name, spec] of Object.entries(SETTINGS) as Array<[SettingName, (typeof SETTINGS)[SettingName]]>) {
+    const v = values[spec.flag];
+    if (typeof v === 'string') flags[name] = v;
+  }
+  return loadConfig(process.env, flags);
+}
+
+export async function withDatabase<T>(config: Config, run: (handle: DatabaseHandle) => Promise<T>): Promise<T> {
+  const handle = await connectDatabase(config.database);
+  try {
+    await migrateToLatest(handle);
+    return await run(handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A mistake in how a command was called: printed with the usage, exit code 2. */
+export class UsageError extends Error {}
