@@ -22,10 +22,10 @@
 //   rechecks every candidate row against the LIKE). ILIKE or lower() would fold all of Unicode,
 //   which is not the definition. A text without a trigram makes pg_trgm ask for a full index
 //   scan, which the planner costs as such and answers with the plain scan instead.
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import type { AnyEB } from '../jsonapi/resource.js';
 import type { DatabaseHandle } from './connect.js';
-import { postgresAsciiLower, type DialectName } from './dialect-traits.js';
+import { escapeLike, postgresAsciiLower, postgresTraits, type DialectName } from './dialect-traits.js';
 import { DERIVED_DATA } from './derived-data.js';
 
 /** Text columns of one table, indexed together for substring search. */
@@ -75,17 +75,23 @@ interface TrigramDialect {
    */
   candidates(eb: AnyEB, index: TrigramIndex, rowId: string, columns: readonly string[], texts: readonly string[]): Expression<SqlBool> | undefined;
   /**
-   * How many rows of the sites the index proposes for these texts, counting no further than
-   * `cap`; undefined when the database chooses between the index and a scan by itself.
+   * The exact condition for a text most rows contain, written so that the list is read in its own
+   * order and each row checked (the page fills within a few rows).
    */
-  countCandidates(
+  common(exact: Expression<SqlBool>): Expression<SqlBool>;
+  /**
+   * How many rows of the sites the index proposes for these texts, counting no further than
+   * `cap`, and (where the database needs to be told which plan to take) their ids when fewer;
+   * undefined when no text is long enough for the index.
+   */
+  probe(
     db: AnyDb,
     index: TrigramIndex,
     columns: readonly string[],
     texts: readonly string[],
     siteIds: readonly number[],
     cap: number,
-  ): Promise<number | undefined>;
+  ): Promise<TrigramProbe | undefined>;
   /** Creates the index and whatever keeps it current, indexing the rows already there. */
   create(db: AnyDb, index: TrigramIndex): Promise<void>;
   /** Stops row-by-row upkeep before a bulk load. */
@@ -132,14 +138,17 @@ function ftsQuery(columns: readonly string[], texts: readonly string[]): string 
 const SQLITE: TrigramDialect = {
   // The trigram tokenizer indexes every run of three characters; shorter text matches nothing.
   serves: (text) => codePoints(text) >= 3,
-  async countCandidates(db, index, columns, texts, siteIds, cap) {
+  // Without the FTS subquery nothing else can serve the condition: SQLite reads the list in order.
+  common: (exact) => exact,
+  async probe(db, index, columns, texts, siteIds, cap) {
     const query = ftsQuery(columns, texts);
     if (query === undefined || siteIds.length === 0) return undefined;
     const counted = await sql<{ n: number }>`select count(*) as n from (
         select 1 from ${sql.table(index.name)} join ${sql.table(index.table)} on ${sql.ref(`${index.table}.id`)} = ${sql.table(index.name)}.rowid
         where ${sql.table(index.name)} match ${query} and ${sql.ref(`${index.table}.site_id`)} in (${sql.join(siteIds)})
         limit ${cap})`.execute(db);
-    return Number(counted.rows[0]?.n ?? 0);
+    // The FTS subquery of `candidates` is the plan for few matches; SQLite follows it as written.
+    return { candidates: Number(counted.rows[0]?.n ?? 0) };
   },
   candidates(eb, index, rowId, columns, texts) {
     const query = ftsQuery(columns, texts);
@@ -198,13 +207,47 @@ async function createGinIndex(db: AnyDb, index: TrigramIndex, trgmSchema: string
   await sql.raw(`create index if not exists ${index.name}_trgm on ${index.table} using gin (${keys})`).execute(db);
 }
 
+/** Rows of the site a PostgreSQL probe looks at first, and how many of them make a text common (a page of 25 within the first 2,000 rows read in list order, on average). */
+const COMMON_SAMPLE = 2_000;
+const COMMON_SAMPLE_MATCHES = 25;
+
 const POSTGRES: TrigramDialect = {
   // pg_trgm takes trigrams from runs of letters and digits; three ASCII ones surely make one.
   serves: (text) => /[A-Za-z0-9]{3}/.test(text),
+  // The exact condition is itself the indexed expression: nothing to add for the index to be usable.
   candidates: () => undefined,
-  // PostgreSQL's planner weighs the GIN index against reading the list in order from its
-  // statistics; nothing to ask beforehand.
-  countCandidates: async () => undefined,
+  // The planner cannot know the text is common and would collect every match through the GIN
+  // index and sort them (seconds on a million contacts). A subquery it may not flatten (OFFSET 0)
+  // is a check per row that no index serves: the list is read in its order and stops at a page.
+  common: (exact) => sql<SqlBool>`(select ${exact} offset 0)`,
+  // Whether the index is used is the planner's choice, and for a page in list order with a text few
+  // rows contain its estimate goes wrong: it reads the list in order looking for matches that are
+  // not there (seconds on a million contacts). So the probe asks the index for the candidates'
+  // ids (the GIN index answers, the ASCII-folded LIKE rechecks), and below the cap the list query
+  // is given them as `rowId = any(ids)`.
+  async probe(db, index, columns, texts, siteIds, cap) {
+    if (siteIds.length === 0 || !texts.some((t) => POSTGRES.serves(t))) return undefined;
+    const table = index.table;
+    const matches = (eb: ExpressionBuilder<any, any>, from: string) => // eslint-disable-line @typescript-eslint/no-explicit-any
+      eb.and(texts.map((text) => eb.or(columns.map((c) => postgresTraits.likeInsensitive(eb, eb.ref(`${from}.${c}`), `%${escapeLike(text)}%`)))));
+    // A GIN bitmap cannot stop early: for a text most rows contain it would collect them all. So
+    // first a look at a sample of the site's rows: a text found often there is common, and the list
+    // in its own order finds a page of it within a few rows.
+    const sample = await db
+      .selectFrom((eb) => eb.selectFrom(table).select(columns.map((c) => `${table}.${c}`)).where(`${table}.site_id`, 'in', siteIds).limit(COMMON_SAMPLE).as('sample'))
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where((eb) => matches(eb, 'sample'))
+      .executeTakeFirst();
+    if (Number(sample?.n ?? 0) >= COMMON_SAMPLE_MATCHES) return { candidates: cap };
+    const found = await db
+      .selectFrom(table)
+      .select(`${table}.id as id`)
+      .where(`${table}.site_id`, 'in', siteIds)
+      .where((eb) => matches(eb, table))
+      .limit(cap)
+      .execute();
+    return found.length < cap ? { candidates: found.length, ids: found.map((r) => Number(r.id)) } : { candidates: found.length };
+  },
   async create(db, index) {
     await createGinIndex(db, index, await ensurePgTrgm(db));
   },
@@ -255,19 +298,32 @@ export function trigramCandidates(
  */
 export const TRIGRAM_CANDIDATE_CAP = 2_000;
 
+/** What the index proposes for a search in the request's sites (see `probeTrigramCandidates`). */
+export interface TrigramProbe {
+  /** Candidate rows, counted up to TRIGRAM_CANDIDATE_CAP. */
+  candidates: number;
+  /** PostgreSQL, below the cap: the candidates' ids, for the list query to start from. */
+  ids?: readonly number[];
+}
+
 /**
  * Asks the index how many rows of the sites it proposes, up to TRIGRAM_CANDIDATE_CAP, for a
- * filter's probe (NamedFilterDef.probe); its answer goes to `trigramCandidates` as `probed`.
+ * filter's probe (NamedFilterDef.probe); `trigramNarrowed` takes the answer to choose the plan.
  */
-export async function countTrigramCandidates(
+export async function probeTrigramCandidates(
   db: AnyDb,
   dialect: DialectName,
   index: TrigramIndex,
   columns: readonly string[],
   texts: readonly string[],
   siteIds: readonly number[],
-): Promise<number | undefined> {
-  return DIALECTS[dialect].countCandidates(db, index, columns, texts, siteIds, TRIGRAM_CANDIDATE_CAP);
+): Promise<TrigramProbe | undefined> {
+  return DIALECTS[dialect].probe(db, index, columns, texts, siteIds, TRIGRAM_CANDIDATE_CAP);
+}
+
+/** The exact condition of a common text, as the database should run it (see TrigramDialect.common). */
+export function trigramCommon(dialect: DialectName, exact: Expression<SqlBool>): Expression<SqlBool> {
+  return DIALECTS[dialect].common(exact);
 }
 
 /** Creates a trigram index (migrations). */

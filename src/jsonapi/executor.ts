@@ -6,7 +6,7 @@ import type { DialectTraits } from '../db/dialect-traits.js';
 import { isCountedTable, rowsCounter, VERSION_COUNTER } from '../db/site-counters.js';
 import { cursorValue, type CursorPosition } from './cursors.js';
 import { notFound } from './errors.js';
-import { CountCache, PageBoundaryCache } from './list-caches.js';
+import { CountCache, PageBoundaryCache, VersionedCache } from './list-caches.js';
 import { QueryShapes, type Fragment } from './query-shapes.js';
 import type { ConditionBuilder, IncludeNode, ListPlan, ReadPlan } from './planner.js';
 import type { AnyEB, Condition, RelationshipDef, ResourceDefinition } from './resource.js';
@@ -75,6 +75,7 @@ interface SortOrder {
 
 export class Executor {
   private readonly counts = new CountCache();
+  private readonly probeAnswers = new VersionedCache<unknown>(500);
   private readonly boundaries = new PageBoundaryCache();
   private readonly tenancyTexts = new Map<string, string>();
   readonly shapes: QueryShapes;
@@ -90,10 +91,19 @@ export class Executor {
   async list(plan: ListPlan): Promise<ListResult> {
     const { resource, page } = plan;
     await this.checkReferences(plan);
-    for (const probe of plan.probes) await probe({ db: this.db, traits: this.traits, siteIds: plan.siteIds });
     // Read before anything else: an answer cached under this version was computed from data at
     // least this new (see list-caches.ts).
     const site = await this.siteSnapshot(plan);
+    // The filters' questions to the database; their answers, like counts, hold until the sites change.
+    for (const probe of plan.probes) {
+      const key = `${probe.key}\u0000${plan.siteIds.join(',')}`;
+      let answer = site ? this.probeAnswers.get(key, site.version) : undefined;
+      if (answer === undefined) {
+        answer = await probe.ask({ db: this.db, traits: this.traits, siteIds: plan.siteIds });
+        if (site && answer !== undefined) this.probeAnswers.set(key, site.version, answer);
+      }
+      probe.answer(answer);
+    }
     const filtered = (): AnySelect => {
       let q: AnySelect = this.db.selectFrom(resource.table);
       q = q.where(this.tenancyCondition(resource, plan));

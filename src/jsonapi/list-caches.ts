@@ -1,5 +1,6 @@
 // Per-process caches of answers that are expensive on a large site and cheap to check: the exact
-// count of a filtered list, and where numbered pages start (so page 2,000 is a seek from a known
+// count of a filtered list, what a filter's probe learned (how many rows a text index proposes),
+// and where numbered pages start (so page 2,000 is a seek from a known
 // position, not an OFFSET of 50,000 rows). Every entry is stored under the data version of the
 // sites it was computed from (src/db/site-counters.ts); an entry whose version is not the current
 // one is never used. The versions live in the database, so a write through any process, or
@@ -36,17 +37,28 @@ interface Versioned<T> {
   value: T;
 }
 
-/** Filtered counts: query text and parameters → count, at one data version. */
-export class CountCache {
-  private readonly entries = new LruMap<string, Versioned<number>>(10_000);
+/** Answers computed from a site's data, each used only at the data version it was computed at. */
+export class VersionedCache<T> {
+  private readonly entries: LruMap<string, Versioned<T>>;
 
-  get(key: string, version: string): number | undefined {
+  constructor(capacity: number) {
+    this.entries = new LruMap(capacity);
+  }
+
+  get(key: string, version: string): T | undefined {
     const entry = this.entries.get(key);
     return entry && entry.version === version ? entry.value : undefined;
   }
 
-  set(key: string, version: string, count: number): void {
-    this.entries.set(key, { version, value: count });
+  set(key: string, version: string, value: T): void {
+    this.entries.set(key, { version, value });
+  }
+}
+
+/** Filtered counts: query text and parameters → count, at one data version. */
+export class CountCache extends VersionedCache<number> {
+  constructor() {
+    super(10_000);
   }
 }
 

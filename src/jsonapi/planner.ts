@@ -50,6 +50,15 @@ export interface PlanOptions {
   cursors: CursorCodec;
 }
 
+/** A filter's question to the database (NamedFilterDef.probe), with what identifies its answer. */
+export interface PlannedProbe {
+  /** The filter and value: with the sites and their data version, the answer's cache key. */
+  key: string;
+  ask(scope: ProbeScope): Promise<unknown>;
+  /** Hands the answer to the filter's condition. */
+  answer(value: unknown): void;
+}
+
 export interface PagePlan {
   /** 1 for cursor pages. */
   number: number;
@@ -79,7 +88,7 @@ export interface ListPlan extends ReadPlan {
   /** Ids named in filter values that must exist within the request's sites (else 404). */
   references: Array<{ parameter: string; table: string; ids: number[] }>;
   /** Filters' questions to the database, asked before the conditions are built (NamedFilterDef.probe). */
-  probes: Array<(scope: ProbeScope) => Promise<void>>;
+  probes: PlannedProbe[];
   sort: { name: string; descending: boolean };
   page: PagePlan;
 }
@@ -175,8 +184,12 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
       const probe = named.probe;
       if (probe) {
         const answer: { value?: unknown } = {};
-        probes.push(async (scope) => {
-          answer.value = await probe(value as never, scope);
+        probes.push({
+          key: `${resource.type}\u0000${name}\u0000${JSON.stringify(value)}`,
+          ask: (scope) => probe(value as never, scope),
+          answer: (v) => {
+            answer.value = v;
+          },
         });
         conditions.push((eb) => named.where(eb, value as never, { ...ctx, probe: answer.value }));
       } else {

@@ -1,10 +1,10 @@
 // The declaration language of resources. A resource file is a list of these declarations; the
 // engine (planner, executor, renderer, routes, OpenAPI) reads them and never names a resource.
-import type { AliasableExpression, Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
+import { sql, type AliasableExpression, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import type { Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { escapeLike, type DialectTraits } from '../db/dialect-traits.js';
-import { countTrigramCandidates, TRIGRAM_CANDIDATE_CAP, trigramCandidates, type TrigramIndex } from '../db/text-search.js';
+import { probeTrigramCandidates, TRIGRAM_CANDIDATE_CAP, trigramCandidates, trigramCommon, type TrigramIndex, type TrigramProbe } from '../db/text-search.js';
 import { PREDICATES_BY_TYPE, type PredicateSuffix } from './predicates.js';
 import type { ResourceWrite, WriteRules } from './write-document.js';
 
@@ -297,18 +297,22 @@ export interface TrigramUse {
  * `exact` (made of containsText conditions over `use.columns` and `use.texts`), served by the
  * trigram index: the index proposes the candidate rows and `exact` decides, so the records are
  * exactly those of `exact` alone, and a text too short for the index falls back to `exact`.
- * `candidates` is what `probeTrigram` answered: when the index proposes more rows than are worth
- * reading and sorting, the list is read in its own order and `exact` checks each row instead.
+ * `probe` is what `probeTrigram` answered (the filter's probe): when the index proposes more rows
+ * than are worth reading and sorting, the list is read in its own order and `exact` checks each
+ * row instead; below that, the candidates lead (PostgreSQL is handed their ids, since its planner
+ * would otherwise read the list in order looking for matches that are not there).
  */
-export function trigramNarrowed(eb: AnyEB, ctx: QueryContext, use: TrigramUse, exact: Condition, candidates?: unknown): Condition {
-  if (typeof candidates === 'number' && candidates >= TRIGRAM_CANDIDATE_CAP) return exact;
+export function trigramNarrowed(eb: AnyEB, ctx: QueryContext, use: TrigramUse, exact: Condition, probe?: unknown): Condition {
+  const answer = probe as TrigramProbe | undefined;
+  if (answer && answer.candidates >= TRIGRAM_CANDIDATE_CAP) return trigramCommon(ctx.traits.name, exact);
+  if (answer?.ids) return eb.and([sql<SqlBool>`${eb.ref(use.rowId)} = any(${answer.ids})`, exact]);
   const narrowing = trigramCandidates(eb, ctx.traits.name, use.index, use.rowId, use.columns, use.texts);
   return narrowing ? eb.and([narrowing, exact]) : exact;
 }
 
-/** A named filter's probe for `trigramNarrowed`: how many candidates the index has in the request's sites. */
-export function probeTrigram(use: Omit<TrigramUse, 'rowId'>, scope: ProbeScope): Promise<number | undefined> {
-  return countTrigramCandidates(scope.db, scope.traits.name, use.index, use.columns, use.texts, scope.siteIds);
+/** A named filter's probe for `trigramNarrowed`: what the index proposes in the request's sites. */
+export function probeTrigram(use: Omit<TrigramUse, 'rowId'>, scope: ProbeScope): Promise<TrigramProbe | undefined> {
+  return probeTrigramCandidates(scope.db, scope.traits.name, use.index, use.columns, use.texts, scope.siteIds);
 }
 
 /** How records of a resource belong to a tenant. */
