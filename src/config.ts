@@ -112,7 +112,9 @@ export const SETTINGS = {
     env: 'SQLITE_MMAP_MB',
     flag: 'sqlite-mmap-mb',
     description: 'SQLite file bytes read through mmap, MiB (0: off)',
-    default: '1024',
+    // Off by default: mapped pages count in every process's RSS once touched, and the common lists
+    // gained nothing measurable from it (docs/scaling.md).
+    default: '0',
   },
 } satisfies Record<string, SettingSpec>;
 

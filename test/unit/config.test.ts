@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { ConfigError, loadConfig, parseDatabaseUrl, redactUrl, type Config } from '../../src/config.js';
 
 const DEFAULTS: Config = {
-  database: { dialect: 'sqlite', url: 'sqlite:data/sitebiz.db', filename: 'data/sitebiz.db', cacheMb: 64, mmapMb: 1024 },
+  database: { dialect: 'sqlite', url: 'sqlite:data/sitebiz.db', filename: 'data/sitebiz.db', cacheMb: 64, mmapMb: 0 },
   port: 3000,
   host: '127.0.0.1',
   publicUrl: 'http://127.0.0.1:3000',
@@ -72,8 +72,8 @@ describe('loadConfig', () => {
   });
 
   it('reads the SQLite cache and mmap sizes into the SQLite database settings', () => {
-    const config = loadConfig({ DATABASE_URL: 'sqlite:big.db', SQLITE_CACHE_MB: '256', SQLITE_MMAP_MB: '0' });
-    assert.deepEqual(config.database, { dialect: 'sqlite', url: 'sqlite:big.db', filename: 'big.db', cacheMb: 256, mmapMb: 0 });
+    const config = loadConfig({ DATABASE_URL: 'sqlite:big.db', SQLITE_CACHE_MB: '256', SQLITE_MMAP_MB: '512' });
+    assert.deepEqual(config.database, { dialect: 'sqlite', url: 'sqlite:big.db', filename: 'big.db', cacheMb: 256, mmapMb: 512 });
   });
 
   it('takes --workers auto as one worker per core this process may use', () => {
@@ -87,7 +87,7 @@ describe('loadConfig', () => {
       { port: '5000', databaseUrl: 'sqlite::memory:', ignoreUnknownFilters: 'false' },
     );
     assert.equal(config.port, 5000);
-    assert.deepEqual(config.database, { dialect: 'sqlite', url: 'sqlite::memory:', filename: ':memory:', cacheMb: 64, mmapMb: 1024 });
+    assert.deepEqual(config.database, { dialect: 'sqlite', url: 'sqlite::memory:', filename: ':memory:', cacheMb: 64, mmapMb: 0 });
     assert.equal(config.ignoreUnknownFilters, false);
     // Settings without a flag still come from the environment.
     assert.equal(config.logLevel, 'warn');
@@ -116,7 +116,7 @@ describe('loadConfig', () => {
     ['IGNORE_UNKNOWN_FILTERS', 'no', { ignoreUnknownFilters: false }],
     ['IGNORE_UNKNOWN_FILTERS', '0', { ignoreUnknownFilters: false }],
     ['DATABASE_URL', 'postgresql://localhost/db', { database: { dialect: 'postgres', url: 'postgresql://localhost/db', connectionString: 'postgresql://localhost/db', poolSize: 10 } }],
-    ['DATABASE_URL', ' sqlite:/var/lib/sitebiz.db ', { database: { dialect: 'sqlite', url: 'sqlite:/var/lib/sitebiz.db', filename: '/var/lib/sitebiz.db', cacheMb: 64, mmapMb: 1024 } }],
+    ['DATABASE_URL', ' sqlite:/var/lib/sitebiz.db ', { database: { dialect: 'sqlite', url: 'sqlite:/var/lib/sitebiz.db', filename: '/var/lib/sitebiz.db', cacheMb: 64, mmapMb: 0 } }],
     ['WORKERS', '1', { workers: 1 }],
     ['WORKERS', '256', { workers: 256 }],
   ];
