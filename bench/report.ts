@@ -1,6 +1,8 @@
 // The markdown of a run: a verdict per target of the issue, then one table per measure, the
 // machine and the exact command. Printed on stdout; with --write, also the results file.
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import type { BulkSyncResult } from './bulk-sync.js';
 import type { Dataset, DatabaseKind } from './datasets.js';
 import type { ShapeTiming } from './flat-cost.js';
@@ -58,6 +60,7 @@ export function renderReport(results: DatasetResult[], context: RunContext): str
     '',
     targetsTable(results, options),
     '',
+    missedTargetsNotes(),
     '## 1. A page of contacts against the serialization floor',
     '',
     `${options.connections} connections; ${options.duration} s measured per request and server in ${options.rounds} alternating rounds ` +
@@ -264,4 +267,10 @@ function memoryTable(results: DatasetResult[]): string {
     }
   }
   return rows.join('\n');
+}
+
+/** The hand-written analysis of the missed targets (bench/missed-targets.md), if there is one. */
+function missedTargetsNotes(): string {
+  const file = fileURLToPath(new URL('./missed-targets.md', import.meta.url));
+  return existsSync(file) ? `${readFileSync(file, 'utf8').trimEnd()}\n` : '';
 }
