@@ -28,19 +28,6 @@ const UNSPLITTABLE: Record<string, { reason: string; expect: (total: number) => 
   'landing_pages.updated_at_null': { reason: 'updated_at is never null', expect: (n) => [['true', 0], ['false', n]] },
 };
 
-/** Ids filters of the contact family name the table their ids come from. */
-const FAMILY_ID_TABLES: Array<[RegExp, string]> = [
-  [/email_broadcast/, 'email_broadcasts'],
-  [/email_sequence/, 'email_sequences'],
-  [/newsletter/, 'newsletters'],
-  [/tag_id/, 'contact_tags'],
-  [/offer_id/, 'offers'],
-  [/product_id/, 'products'],
-  [/form_id/, 'forms'],
-  [/event_id/, 'events'],
-  [/assessment_id/, 'assessments'],
-];
-
 const FAMILY_RESOURCES = new Set(['contacts', 'customers']);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -131,8 +118,9 @@ for (const dialect of DIALECTS) {
           return [centsToDecimal(revenues.find((r) => r > 0)!)];
         }
         case 'ids': {
-          const table = FAMILY_ID_TABLES.find(([re]) => re.test(name))?.[1];
-          assert.ok(table, `no id table for ${name}`);
+          // The declaration names the table its ids come from (and are checked against).
+          const table = filter.references;
+          assert.ok(table, `${name} declares no table for its ids`);
           const ids = (await siteRows(table).select('id').orderBy('id').limit(2).execute()).map((r) => String(r.id));
           return [name === 'has_all_tag_id' ? ids.join(',') : ids[0]!];
         }

@@ -29,19 +29,6 @@ type AnyDb = Kysely<any>;
 const CONTACTS_PER_SITE = 1_000;
 const CHECKED_TYPES = ['contacts', 'customers', 'purchases', 'transactions', 'orders', 'form_submissions', 'offers', 'products'];
 
-/** Ids filters of the contact family: the table their ids come from. */
-const FAMILY_ID_TABLES: Array<[RegExp, string]> = [
-  [/email_broadcast/, 'email_broadcasts'],
-  [/email_sequence/, 'email_sequences'],
-  [/newsletter/, 'newsletters'],
-  [/tag_id/, 'contact_tags'],
-  [/offer_id/, 'offers'],
-  [/product_id/, 'products'],
-  [/form_id/, 'forms'],
-  [/event_id/, 'events'],
-  [/assessment_id/, 'assessments'],
-];
-
 for (const dialect of DIALECTS) {
   describe(`sitebiz seed: filters split seeded data [${dialect}]`, () => {
     let t: TestApp;
@@ -112,8 +99,9 @@ for (const dialect of DIALECTS) {
           // Records of one customer (order, ...): the first record's.
           return [await firstOf(resource.table, name)];
         case 'ids': {
-          const table = FAMILY_ID_TABLES.find(([re]) => re.test(name))?.[1];
-          assert.ok(table, `no id table for ${name}`);
+          // The declaration names the table its ids come from (and are checked against).
+          const table = filter.references;
+          assert.ok(table, `${name} declares no table for its ids`);
           const ids = (await siteRows(table).select('id').orderBy('id').limit(2).execute()).map((r) => String(r.id));
           return [name === 'has_all_tag_id' ? ids.join(',') : ids[0]!];
         }

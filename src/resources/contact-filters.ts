@@ -112,18 +112,8 @@ const EMAIL_ACTIVITY = [
   ['clicked', 'clicked a link in'],
 ] as const;
 
-const CONTACT_TEXT_FIELDS = [
-  'name',
-  'email',
-  'phone_number',
-  'mobile_phone_number',
-  'address_line_1',
-  'address_line_2',
-  'address_city',
-  'address_state',
-  'address_country',
-  'address_zip',
-] as const;
+/** Every contact column with a `<column>_contains` filter: the columns of the contacts' text index. */
+const CONTACT_TEXT_FIELDS = CONTACT_TEXT_INDEX.columns;
 
 export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> {
   const n = s.noun;
