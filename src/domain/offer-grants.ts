@@ -261,6 +261,8 @@ export async function endGrants(ctx: WriteContext, grantIds: readonly number[]):
 /** The add, replace and remove functions of an offers relationship whose grants belong to `contactOf`. */
 function offerGrantWrites(contactOf: ContactOf) {
   return {
+    description:
+      `Granting makes the contact a customer if it is not one yet. Revoking (DELETE, or PATCH leaving an offer out) ends access to the offer: its grants, their memberships, and the contact's active purchases of it, which are deactivated ("${REVOKED_REASON}"). Deactivating a purchase needs manage:purchases as well: without it such a revoke answers 403 and changes nothing. A customer whose contact was deleted holds no offers: 422 customer_detached.`,
     /** POST: grants each offer. */
     add: async (ctx: WriteContext, record: WriteTarget, offers: WriteTarget[], meta: Record<string, unknown>) => {
       const welcome = sendWelcomeEmail(meta);
