@@ -268,11 +268,6 @@ for (const dialect of DIALECTS) {
       assert.equal(oldAccess.statusCode, 401);
       assert.match(String(oldAccess.headers['www-authenticate']), /error="invalid_token"/);
 
-      const again = await tokenRequest(form({ grant_type: 'refresh_token', refresh_token: first.refresh_token }));
-      assertOAuthError(again, 400, 'invalid_grant');
-      // A failed reuse does not disturb the new grant.
-      assert.equal(await meStatus(second.access_token), 200);
-
       const third = assertTokenResponse(
         await tokenRequest({ grant_type: 'refresh_token', refresh_token: second.refresh_token }, JSON_TYPE),
         7200,
@@ -281,7 +276,36 @@ for (const dialect of DIALECTS) {
       assert.equal(await meStatus(second.access_token), 401);
     });
 
-    it('lets exactly one of two simultaneous refreshes with the same token win', async () => {
+    it('a replayed refresh token answers 400 and revokes every token of its family (RFC 9700 4.14.2)', async () => {
+      const first = assertTokenResponse(await clientCredentials(), 7200);
+      const bystander = assertTokenResponse(await clientCredentials(), 7200);
+      const second = assertTokenResponse(await tokenRequest(form({ grant_type: 'refresh_token', refresh_token: first.refresh_token })), 7200);
+      const third = assertTokenResponse(await tokenRequest(form({ grant_type: 'refresh_token', refresh_token: second.refresh_token })), 7200);
+      assert.equal(await meStatus(third.access_token), 200);
+
+      // The first refresh token was exchanged already: one copy of it is in other hands.
+      assertOAuthError(await tokenRequest(form({ grant_type: 'refresh_token', refresh_token: first.refresh_token })), 400, 'invalid_grant');
+      const revoked = await t.get('/v1/me', third.access_token);
+      assert.equal(revoked.statusCode, 401);
+      assert.match(String(revoked.headers['www-authenticate']), /error="invalid_token"/);
+      assertOAuthError(await tokenRequest(form({ grant_type: 'refresh_token', refresh_token: third.refresh_token })), 400, 'invalid_grant');
+      // Other grants of the same key are other families, and keep working.
+      assert.equal(await meStatus(bystander.access_token), 200);
+      assertTokenResponse(await tokenRequest(form({ grant_type: 'refresh_token', refresh_token: bystander.refresh_token })), 7200);
+      // So does a new grant of the key.
+      assert.equal(await meStatus(assertTokenResponse(await clientCredentials(), 7200).access_token), 200);
+    });
+
+    it('a replay revokes the family also after the replayed refresh token expired', async () => {
+      const first = assertTokenResponse(await clientCredentials(), 7200);
+      t.clock.advance(t.config.refreshTokenTtlSeconds - 60);
+      const second = assertTokenResponse(await tokenRequest(form({ grant_type: 'refresh_token', refresh_token: first.refresh_token })), 7200);
+      t.clock.advance(120);
+      assertOAuthError(await tokenRequest(form({ grant_type: 'refresh_token', refresh_token: first.refresh_token })), 400, 'invalid_grant');
+      assert.equal(await meStatus(second.access_token), 401);
+    });
+
+    it('lets exactly one of two simultaneous refreshes with the same token win, and the loser (a replay) revokes the winner grant', async () => {
       const grant = assertTokenResponse(await clientCredentials(), 7200);
       const payload = form({ grant_type: 'refresh_token', refresh_token: grant.refresh_token });
       const results = await Promise.all([tokenRequest(payload), tokenRequest(payload)]);
@@ -289,8 +313,11 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(statuses, [200, 400]);
       const loser = results.find((r) => r.statusCode === 400)!;
       assertOAuthError(loser, 400, 'invalid_grant');
-      const winner = results.find((r) => r.statusCode === 200)!;
-      assert.equal(await meStatus(winner.json<TokenBody>().access_token), 200);
+      const winner = results.find((r) => r.statusCode === 200)!.json<TokenBody>();
+      // The server cannot tell a client refreshing twice from a thief: the token was presented
+      // twice, so its family is revoked, the winner's new grant included.
+      assert.equal(await meStatus(winner.access_token), 401);
+      assertOAuthError(await tokenRequest(form({ grant_type: 'refresh_token', refresh_token: winner.refresh_token })), 400, 'invalid_grant');
     });
 
     it('answers 400 invalid_grant for an unknown refresh token and invalid_request for a missing one', async () => {

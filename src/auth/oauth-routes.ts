@@ -67,7 +67,7 @@ export function oauthRoutes(tokens: TokenService) {
           tags: ['Authentication'],
           summary: 'Get access and refresh tokens',
           description:
-            'grant_type=client_credentials with client_id and client_secret (in the body or HTTP Basic), or grant_type=refresh_token with refresh_token. Form-encoded or JSON.',
+            'grant_type=client_credentials with client_id and client_secret (in the body or HTTP Basic), or grant_type=refresh_token with refresh_token. Form-encoded or JSON. A refresh token works once: the refresh replaces its grant with a new one. A refresh token presented again answers 400 invalid_grant and revokes every grant refreshed from the same client_credentials grant (its family), access tokens included.',
           response: { 200: tokenResponseSchema, 400: oauthErrorSchema, 401: oauthErrorSchema },
         },
       },

@@ -1,6 +1,7 @@
 // OAuth grants: issuing, refreshing, revoking and checking tokens. Tokens are opaque random
 // strings; the database keeps only their SHA-256, so a leaked table grants nothing. Every check
 // reads the database, so a revocation or key rotation takes effect at once in every process.
+import { randomUUID } from 'node:crypto';
 import type { DatabaseHandle } from '../db/connect.js';
 import { ReusableQuery } from '../db/reusable-query.js';
 import type { Principal } from './principal.js';
@@ -43,12 +44,21 @@ export class TokenService {
     // Hash the presented secret even when the client is unknown, so timing does not tell.
     const matches = secretMatches(clientSecret, key?.secret_hash ?? '0'.repeat(64));
     if (!key || !matches) return undefined;
-    return this.issue(Number(key.id));
+    return this.issue(Number(key.id), randomUUID());
   }
 
   /**
-   * refresh_token: the grant is replaced by a new one (refresh token rotation), so a refresh token
-   * works once. Undefined when the token is unknown, expired or revoked.
+   * refresh_token: the grant is replaced by a new one of the same family (refresh token
+   * rotation), so a refresh token works once. Undefined when the token is unknown, expired or
+   * revoked.
+   *
+   * A refresh token whose grant is already revoked is a replay: it was exchanged before (or its
+   * family was revoked already), so one copy of it is in other hands. As the OAuth 2.0 Security
+   * BCP (RFC 9700, 4.14.2) asks, every grant of its family is revoked in the same transaction: the
+   * tokens the legitimate client or a thief got from it stop working at once. The loser of two
+   * simultaneous refreshes with one token is such a replay too: exactly one of them gets new
+   * tokens, and the other's refusal then revokes those as well (a client refreshes once per token;
+   * with its client credentials it can always start a new grant).
    */
   async refresh(refreshToken: string): Promise<IssuedTokens | undefined> {
     const now = this.settings.now();
@@ -56,22 +66,32 @@ export class TokenService {
     return db.transaction().execute(async (trx) => {
       const grant = await trx
         .selectFrom('oauth_grants')
-        .select(['id', 'api_key_id', 'refresh_expires_at'])
+        .select(['id', 'api_key_id', 'family_id', 'refresh_expires_at', 'revoked_at'])
         .where('refresh_token_hash', '=', sha256Hex(refreshToken))
-        .where('revoked_at', 'is', null)
         .executeTakeFirst();
       if (!grant) return undefined;
+      const revokeFamily = async () => {
+        await trx
+          .updateTable('oauth_grants')
+          .set({ revoked_at: traits.encodeTimestamp(now) })
+          .where('family_id', '=', grant.family_id)
+          .where('revoked_at', 'is', null)
+          .execute();
+        return undefined;
+      };
+      if (grant.revoked_at !== null) return revokeFamily();
       const expires = traits.decodeTimestamp(grant.refresh_expires_at);
       if (expires === null || Date.parse(expires) <= now.getTime()) return undefined;
-      // The update only succeeds once, so two racing refreshes cannot both win.
+      // The update only succeeds once, so two racing refreshes cannot both win; the loser (its
+      // read came before the winner's commit) is a replay like any other.
       const revoked = await trx
         .updateTable('oauth_grants')
         .set({ revoked_at: traits.encodeTimestamp(now) })
         .where('id', '=', grant.id)
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
-      if (Number(revoked.numUpdatedRows) !== 1) return undefined;
-      return this.issue(Number(grant.api_key_id), trx);
+      if (Number(revoked.numUpdatedRows) !== 1) return revokeFamily();
+      return this.issue(Number(grant.api_key_id), grant.family_id, trx);
     });
   }
 
@@ -113,7 +133,8 @@ export class TokenService {
     };
   }
 
-  private async issue(apiKeyId: number, trx = this.handle.db): Promise<IssuedTokens> {
+  /** A new grant of the key; `familyId` is a new one for client_credentials, the replaced grant's for a refresh. */
+  private async issue(apiKeyId: number, familyId: string, trx = this.handle.db): Promise<IssuedTokens> {
     const now = this.settings.now();
     const { traits } = this.handle;
     const access = newAccessToken();
@@ -128,6 +149,7 @@ export class TokenService {
         refresh_expires_at: traits.encodeTimestamp(new Date(now.getTime() + this.settings.refreshTokenTtlSeconds * 1000)),
         revoked_at: null,
         created_at: traits.encodeTimestamp(now),
+        family_id: familyId,
       })
       .execute();
     return {

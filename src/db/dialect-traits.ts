@@ -3,6 +3,7 @@
 import {
   sql,
   type ColumnDefinitionBuilder,
+  type Kysely,
   type CreateTableBuilder,
   type Expression,
   type ExpressionBuilder,
@@ -11,6 +12,17 @@ import {
 } from 'kysely';
 
 export type DialectName = 'sqlite' | 'postgres';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyDb = Kysely<any>;
+
+/** What a foreign key column becomes (alterForeignKeys); it always refers to `references.id`. */
+export interface ForeignKeyColumn {
+  column: string;
+  references: string;
+  onDelete: 'cascade' | 'set null' | 'no action';
+  nullable: boolean;
+}
 
 export interface DialectTraits {
   readonly name: DialectName;
@@ -24,6 +36,19 @@ export interface DialectTraits {
   readonly timestampType: RawBuilder<unknown> | 'text';
   readonly booleanType: 'integer' | 'boolean';
   readonly jsonType: 'text' | 'jsonb';
+  /**
+   * Runs schema changes that replace tables other tables refer to, as one transaction. SQLite:
+   * with foreign key enforcement off (dropping the old copy of a rebuilt table would otherwise run
+   * its children's ON DELETE actions), and foreign_key_check must find nothing before the commit.
+   * PostgreSQL: as it is (its migrations run in a transaction, and ALTER TABLE keeps the rows).
+   */
+  withTablesReplaceable(db: AnyDb, changes: (db: AnyDb) => Promise<void>): Promise<void>;
+  /**
+   * Gives foreign key columns of a table a new ON DELETE action and nullability, keeping every
+   * row, id, index and trigger of the table. SQLite cannot alter a constraint and rebuilds the
+   * table (only inside withTablesReplaceable); PostgreSQL replaces the constraints.
+   */
+  alterForeignKeys(db: AnyDb, table: string, columns: readonly ForeignKeyColumn[]): Promise<void>;
 
   // Runtime codecs: what the driver wants as a parameter and what it gives back.
   encodeBoolean(value: boolean): number | boolean;
@@ -70,6 +95,41 @@ export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
+/**
+ * SQLite's procedure for changing a table's constraints (sqlite.org/lang_altertable.html, "Making
+ * Other Kinds Of Table Schema Changes"): create the new form under another name, copy every row,
+ * drop the old table, rename, recreate its indexes and triggers. The new form is the stored CREATE
+ * TABLE with each named column's definition (as Kysely wrote it) replaced; the AUTOINCREMENT
+ * sequence is carried over, so ids of deleted rows are never given out again.
+ */
+async function rebuildSqliteTable(db: AnyDb, table: string, columns: readonly ForeignKeyColumn[]): Promise<void> {
+  const objects = (await sql<{ type: string; name: string; sql: string }>`select type, name, sql from sqlite_master
+      where tbl_name = ${table} and sql is not null`.execute(db)).rows;
+  const original = objects.find((o) => o.type === 'table' && o.name === table);
+  if (!original) throw new Error(`no table ${table} to rebuild`);
+  const rebuilt = `${table}_rebuilt`;
+  let definition = original.sql.replace(/^CREATE TABLE "[^"]+"/i, `CREATE TABLE "${rebuilt}"`);
+  for (const c of columns) {
+    const pattern = new RegExp(`"${c.column}" (\\w+)(?: not null)? references "\\w+" \\("id"\\)(?: on delete (?:cascade|set null|no action|restrict))?`, 'gi');
+    const found = definition.match(pattern) ?? [];
+    if (found.length !== 1) throw new Error(`cannot find the foreign key column ${table}.${c.column} in ${original.sql}`);
+    definition = definition.replace(
+      pattern,
+      (_all, type: string) => `"${c.column}" ${type}${c.nullable ? '' : ' not null'} references "${c.references}" ("id") on delete ${c.onDelete}`,
+    );
+  }
+  const sequence = (await sql<{ seq: number }>`select seq from sqlite_sequence where name = ${table}`.execute(db)).rows[0]?.seq;
+  await sql.raw(definition).execute(db);
+  await sql.raw(`insert into "${rebuilt}" select * from "${table}"`).execute(db);
+  await sql.raw(`drop table "${table}"`).execute(db);
+  await sql.raw(`alter table "${rebuilt}" rename to "${table}"`).execute(db);
+  for (const o of objects) if (o.type === 'index' || o.type === 'trigger') await sql.raw(o.sql).execute(db);
+  if (sequence !== undefined) {
+    await sql`delete from sqlite_sequence where name = ${table}`.execute(db);
+    await sql`insert into sqlite_sequence (name, seq) values (${table}, ${sequence})`.execute(db);
+  }
+}
+
 export const sqliteTraits: DialectTraits = {
   name: 'sqlite',
   addIdColumn: (table) => table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
@@ -77,6 +137,20 @@ export const sqliteTraits: DialectTraits = {
   timestampType: 'text',
   booleanType: 'integer',
   jsonType: 'text',
+  // PRAGMA foreign_keys cannot change inside a transaction: SQLite migrations run outside one.
+  async withTablesReplaceable(db, changes) {
+    await sql`pragma foreign_keys = off`.execute(db);
+    try {
+      await db.transaction().execute(async (trx) => {
+        await changes(trx);
+        const broken = (await sql`pragma foreign_key_check`.execute(trx)).rows;
+        if (broken.length > 0) throw new Error(`foreign keys broken by a table rebuild: ${JSON.stringify(broken.slice(0, 5))}`);
+      });
+    } finally {
+      await sql`pragma foreign_keys = on`.execute(db);
+    }
+  },
+  alterForeignKeys: rebuildSqliteTable,
   encodeBoolean: (value) => (value ? 1 : 0),
   decodeBoolean: (value) => (value === null || value === undefined ? null : value === 1 || value === true),
   encodeTimestamp: isoMillis,
@@ -99,6 +173,18 @@ export const postgresTraits: DialectTraits = {
   timestampType: sql`timestamp(3) with time zone`,
   booleanType: 'boolean',
   jsonType: 'jsonb',
+  withTablesReplaceable: (db, changes) => changes(db),
+  async alterForeignKeys(db, table, columns) {
+    for (const c of columns) {
+      const existing = await sql<{ conname: string }>`select con.conname from pg_constraint con
+          join pg_attribute att on att.attrelid = con.conrelid and att.attnum = any(con.conkey)
+          where con.conrelid = ${table}::regclass and con.contype = 'f' and att.attname = ${c.column}`.execute(db);
+      for (const { conname } of existing.rows) await sql`alter table ${sql.table(table)} drop constraint ${sql.id(conname)}`.execute(db);
+      await sql`alter table ${sql.table(table)} alter column ${sql.id(c.column)} ${c.nullable ? sql`drop not null` : sql`set not null`}`.execute(db);
+      await sql`alter table ${sql.table(table)} add constraint ${sql.id(`${table}_${c.column}_fkey`)}
+          foreign key (${sql.id(c.column)}) references ${sql.table(c.references)} (id) on delete ${sql.raw(c.onDelete)}`.execute(db);
+    }
+  },
   encodeBoolean: (value) => value,
   decodeBoolean: (value) => (value === null || value === undefined ? null : Boolean(value)),
   encodeTimestamp: isoMillis,

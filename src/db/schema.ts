@@ -70,6 +70,12 @@ export interface OauthGrantsTable {
   refresh_expires_at: DbTimestamp;
   revoked_at: DbTimestamp | null;
   created_at: DbTimestamp;
+  /**
+   * The grants made from one client_credentials grant by refreshing, one after the other, share
+   * its family (0007). Presenting a refresh token already exchanged revokes the whole family.
+   * Null only in a database older than 0007, which backfills it.
+   */
+  family_id: string;
 }
 
 // --- Platform (0002_platform.ts). Every tenant-owned table carries site_id. -------------------
@@ -121,8 +127,11 @@ export interface ContactsTable extends SiteOwned {
 }
 
 export interface CustomersTable extends SiteOwned {
-  /** One customer per contact; name and email are the contact's. */
-  contact_id: DbId;
+  /**
+   * One customer per contact; name and email are the contact's. Null once the contact was
+   * deleted: the customer (and its purchases, transactions and orders) stays, detached.
+   */
+  contact_id: DbId | null;
   name: string;
   email: string;
   avatar_url: string | null;

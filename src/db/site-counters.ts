@@ -209,8 +209,16 @@ async function run(db: AnyDb, statements: string[]): Promise<void> {
 
 /** Creates the counter table's upkeep triggers (the 0004 migration, and after a bulk load). */
 export async function createCounterTriggers(db: AnyDb, dialect: DialectName): Promise<void> {
-  await run(db, TRIGGERS[dialect].drop());
+  await dropCounterTriggers(db, dialect);
   await run(db, TRIGGERS[dialect].create());
+}
+
+/**
+ * Drops them: before a table rebuild (SQLite checks every trigger that names a table when one is
+ * renamed), which then calls createCounterTriggers in the same transaction.
+ */
+export async function dropCounterTriggers(db: AnyDb, dialect: DialectName): Promise<void> {
+  await run(db, TRIGGERS[dialect].drop());
 }
 
 /**

@@ -221,13 +221,17 @@ export async function updateContact(ctx: WriteContext, record: WriteTarget, inpu
 }
 
 /**
- * Deletes a contact and everything that is about the person: the customer record, its purchases,
- * transactions and orders, grants, memberships, tags, notes, email activity and form submissions
- * (the foreign keys cascade; submissions are deleted explicitly because their contact_id would
- * only be set null and they hold the person's name and email). Outgoing messages keep their row
- * with contact_id null: they record what was sent. A contact still paying (an active
- * subscription, or a payment plan not yet deactivated) cannot be deleted: 422, as upstream says,
- * so that no billing continues for a person who no longer exists.
+ * Deletes a contact and everything that is only about the person: grants, memberships, tags,
+ * notes, email activity and form submissions (the foreign keys cascade; submissions are deleted
+ * explicitly because their contact_id would only be set null and they hold the person's name and
+ * email). Money is not about the person alone and stays (docs/permissions.md, "Deleting a
+ * contact"): the customer record keeps its name, email, net revenue, purchases, transactions and
+ * orders, detached (contact_id set null by the foreign key), and loses the public profile the
+ * person wrote (bio, location, website, socials, avatar). So manage:contacts never removes or
+ * changes a financial record. Outgoing messages keep their row with contact_id null: they record
+ * what was sent. A contact still paying (an active subscription, or a payment plan not yet
+ * deactivated) cannot be deleted: 422, as upstream says, so that no billing continues for a
+ * person who no longer exists.
  */
 export async function deleteContact(ctx: WriteContext, record: WriteTarget): Promise<void> {
   const { db } = ctx.handle;
@@ -254,5 +258,17 @@ export async function deleteContact(ctx: WriteContext, record: WriteTarget): Pro
     ]);
   }
   await db.deleteFrom('form_submissions').where('contact_id', '=', record.id).execute();
+  await db
+    .updateTable('customers')
+    .set({
+      avatar_url: null,
+      public_bio: null,
+      public_location: null,
+      public_website: null,
+      socials: null,
+      updated_at: ctx.handle.traits.encodeTimestamp(ctx.now),
+    })
+    .where('contact_id', '=', record.id)
+    .execute();
   await db.deleteFrom('contacts').where('id', '=', record.id).execute();
 }

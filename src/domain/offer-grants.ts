@@ -5,7 +5,9 @@
 //
 // Granting an offer:
 // - makes the contact a customer if it is not one yet (matched by email within the site; name
-//   and email copied from the contact, net revenue 0);
+//   and email copied from the contact, net revenue 0). A customer left detached by the deletion
+//   of its contact, with this contact's email, is the same buyer coming back: it is attached to
+//   this contact, with its purchases and net revenue;
 // - writes an offer_grants row and one membership per product of the offer (offer_products), so
 //   the has_offer_id / has_product_id filters match at once;
 // - records a 'customer_welcome' outgoing message per offer granted, unless
@@ -16,8 +18,15 @@
 // the active grants get revoked_at, the active purchases of the offer by the contact's customer
 // are deactivated ('access revoked'; a subscription is left as it is, as deactivation does), and
 // the memberships those grants gave end (ended_at), which makes the products "previously owned".
-import { ApiError, unprocessable } from '../jsonapi/errors.js';
+// Only manage:purchases changes a purchase: a revoke that would deactivate one needs it besides
+// manage:customers, else it answers 403 naming it and changes nothing.
+//
+// A customer detached from its deleted contact has no grants to change: 422 customer_detached.
+import { ApiError, forbidden, unprocessable } from '../jsonapi/errors.js';
 import type { WriteContext, WriteTarget } from '../jsonapi/resource.js';
+
+/** The one permission that changes purchases. */
+const PURCHASE_WRITES = 'manage:purchases';
 
 /** Why a purchase revoked through the offers relationship is deactivated. */
 export const REVOKED_REASON = 'access revoked';
@@ -38,6 +47,15 @@ type ContactOf = (ctx: WriteContext, record: WriteTarget) => Promise<number>;
 const ofContact: ContactOf = async (_ctx, record) => record.id;
 const ofCustomer: ContactOf = async (ctx, record) => {
   const row = await ctx.handle.db.selectFrom('customers').select('contact_id').where('id', '=', record.id).executeTakeFirstOrThrow();
+  if (row.contact_id === null) {
+    throw new ApiError(422, [
+      {
+        code: 'customer_detached',
+        title: 'Unprocessable Entity',
+        detail: `Customer ${record.id} has no contact (it was deleted), so it holds no offers; grant offers to a contact with its email instead`,
+      },
+    ]);
+  }
   return Number(row.contact_id);
 };
 
@@ -62,8 +80,18 @@ async function ensureCustomer(ctx: WriteContext, siteId: number, contactId: numb
     .where('site_id', '=', siteId)
     .where((eb) => eb.or([eb('contact_id', '=', contactId), eb('email', '=', contact.email)]))
     .execute();
-  const own = existing.find((c) => Number(c.contact_id) === contactId);
+  const own = existing.find((c) => c.contact_id !== null && Number(c.contact_id) === contactId);
   if (own) return { id: Number(own.id), email: own.email };
+  const detached = existing.find((c) => c.contact_id === null);
+  if (detached) {
+    await db
+      .updateTable('customers')
+      .set({ contact_id: contactId, name: contact.name, updated_at: traits.encodeTimestamp(ctx.now) })
+      .where('id', '=', detached.id)
+      .where('contact_id', 'is', null)
+      .execute();
+    return { id: Number(detached.id), email: detached.email };
+  }
   if (existing.length > 0) {
     // Contact emails are unique within a site and a customer's email follows its contact's, so
     // this is only reachable through inconsistent data: refuse rather than merge two people.
@@ -190,6 +218,11 @@ export async function revokeOffers(ctx: WriteContext, contactId: number, offerId
     .where('purchases.deactivated_at', 'is', null)
     .execute();
   const purchaseIds = purchases.map((p) => Number(p.id));
+  if (purchaseIds.length > 0 && !ctx.principal.permissions.has(PURCHASE_WRITES)) {
+    throw forbidden(
+      `Revoking an offer the contact bought deactivates the purchase, which needs the ${PURCHASE_WRITES} permission; this API key lacks it`,
+    );
+  }
   if (purchaseIds.length > 0) {
     await db
       .updateTable('purchases')
@@ -228,6 +261,8 @@ export async function endGrants(ctx: WriteContext, grantIds: readonly number[]):
 /** The add, replace and remove functions of an offers relationship whose grants belong to `contactOf`. */
 function offerGrantWrites(contactOf: ContactOf) {
   return {
+    description:
+      `Granting makes the contact a customer if it is not one yet. Revoking (DELETE, or PATCH leaving an offer out) ends access to the offer: its grants, their memberships, and the contact's active purchases of it, which are deactivated ("${REVOKED_REASON}"). Deactivating a purchase needs manage:purchases as well: without it such a revoke answers 403 and changes nothing. A customer whose contact was deleted holds no offers: 422 customer_detached.`,
     /** POST: grants each offer. */
     add: async (ctx: WriteContext, record: WriteTarget, offers: WriteTarget[], meta: Record<string, unknown>) => {
       const welcome = sendWelcomeEmail(meta);

@@ -12,7 +12,8 @@
 //                        the offer. The revoked grant and ended memberships stay as history, so
 //                        "previously owned" stays truthful for the time without access.
 //                        Upstream: "this will not reactivate the subscription". An active purchase
-//                        is 422 purchase_already_active; a paid one 422 purchase_not_free.
+//                        is 422 purchase_already_active; a paid one 422 purchase_not_free; one
+//                        whose customer's contact was deleted 422 customer_detached.
 //   cancel_subscription  subscription_status active → canceled (subscription_canceled_at = now),
 //                        and the purchase is deactivated as above with the reason "subscription
 //                        canceled". A purchase already deactivated (deactivate keeps the
@@ -51,6 +52,9 @@ export async function reactivatePurchase(ctx: WriteContext, record: WriteTarget)
   }
   if (purchase.payment_type !== 'free' && Number(purchase.amount_in_cents) !== 0) {
     throw cannot('purchase_not_free', `Purchase ${record.id} was paid for; only a free purchase can be reactivated`);
+  }
+  if (purchase.contact_id === null) {
+    throw cannot('customer_detached', `The customer of purchase ${record.id} has no contact (it was deleted), so there is nobody to give access to`);
   }
   const updated = await db
     .updateTable('purchases')

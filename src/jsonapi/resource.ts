@@ -399,6 +399,8 @@ export interface WriteDef {
  */
 export interface RelationshipWriteDef {
   permission: string;
+  /** What the writes do beyond the linkage (other records they change, other permissions they need); shown in the OpenAPI document. */
+  description?: string;
   /** POST: add these targets (already present ones are left as they are). */
   add?: (ctx: WriteContext, record: WriteTarget, targets: WriteTarget[], meta: Record<string, unknown>) => Promise<void>;
   /** PATCH: make the set exactly these targets. */

@@ -325,7 +325,12 @@ export function relationshipWriteRouteSchema(
   return {
     tags: [resource.type],
     summary: `${verb} the ${name} of one ${resource.type} record`,
-    description: `Body: {"data": [{"type": "${relationship.type}", "id": "..."}], "meta": {...}}. Answers with the relationship's linkage afterwards.`,
+    description: [
+      `Body: {"data": [{"type": "${relationship.type}", "id": "..."}], "meta": {...}}. Answers with the relationship's linkage afterwards.`,
+      relationship.write?.description,
+    ]
+      .filter((text) => text !== undefined)
+      .join(' '),
     security: [{ Bearer: [] }],
     produces: [JSONAPI_MEDIA_TYPE],
     consumes: [JSONAPI_MEDIA_TYPE, 'application/json'],

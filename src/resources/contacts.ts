@@ -12,7 +12,7 @@ export const contacts = defineResource({
   type: 'contacts',
   table: 'contacts',
   description:
-    'People known to a site: leads, subscribers and members. A contact who becomes a member (an offer grant or a purchase) also has a customer record.',
+    'People known to a site: leads, subscribers and members. A contact who becomes a member (an offer grant or a purchase) also has a customer record. Deleting a contact removes what is only about the person (tags, notes, grants, memberships, form submissions, email activity) and never money: its customer record stays, detached, with its purchases, transactions, orders and net revenue.',
   readPermission: 'view:contacts',
   tenancy: { kind: 'site', column: 'site_id' },
   defaultSort: '-created_at',

@@ -15,7 +15,7 @@ export const customers = defineResource({
   type: 'customers',
   table: 'customers',
   description:
-    'Members of a site: contacts who were granted an offer or made a purchase. Name and email are kept in sync with the contact.',
+    'Members of a site: contacts who were granted an offer or made a purchase. Name and email are kept in sync with the contact. A customer outlives its contact: when the contact is deleted the customer stays with its name, email, net revenue, purchases, transactions and orders, detached (relationships.contact is {"data": null}), until a contact with its email is granted an offer again.',
   readPermission: 'view:customers',
   tenancy: { kind: 'site', column: 'site_id' },
   defaultSort: '-created_at',

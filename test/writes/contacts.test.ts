@@ -308,16 +308,58 @@ for (const dialect of DIALECTS) {
     describe('DELETE /v1/contacts/{id}', () => {
       const remove = (id: number | string, as = token) => send(t, 'DELETE', `/v1/contacts/${id}`, as);
 
-      it('answers {"data": {}} and removes the contact with what is about the person', async () => {
-        const { id: customerId, contactId } = await b.customer({ email: 'gone@example.com' });
+      it('answers {"data": {}} and removes what is only about the person; money stays, detached, with manage:contacts alone', async () => {
+        const { id: customerId, contactId } = await b.customer({ email: 'gone@example.com', public_bio: 'Bio', socials: { x: 'gone' } });
         const product = await b.product();
         const offer = await b.offer({ productIds: [product] });
-        const purchase = await b.purchase({ customerId, offerId: offer, payment_type: 'subscription', subscription_status: 'canceled' });
-        await b.grant({ contactId, offerId: offer, purchaseId: purchase });
-        await b.transaction({ customerId, offerId: offer, amount_in_cents: 4900, purchaseIds: [purchase] });
+        const purchases = [
+          await b.purchase({ customerId, offerId: offer, payment_type: 'subscription', subscription_status: 'canceled', amount_in_cents: 4900 }),
+          await b.purchase({ customerId, offerId: offer, amount_in_cents: 2500 }),
+          await b.purchase({ customerId, offerId: offer, payment_type: 'free', deactivated: true }),
+        ];
+        await b.grant({ contactId, offerId: offer, purchaseId: purchases[0] });
+        await b.transaction({ customerId, offerId: offer, amount_in_cents: 4900, purchaseIds: [purchases[0]!] });
+        await b.transaction({ customerId, offerId: offer, amount_in_cents: 2500, purchaseIds: [purchases[1]!] });
+        await b.transaction({ customerId, offerId: offer, action: 'refund', amount_in_cents: 500, purchaseIds: [purchases[1]!] });
+        const at = t.handle.traits.encodeTimestamp(t.clock.now());
+        const order = await t.handle.db
+          .insertInto('orders')
+          .values({
+            site_id: siteId,
+            customer_id: customerId,
+            order_number: 7001,
+            currency_code: 'USD',
+            fulfilled_at: null,
+            total_price_in_cents: 2500,
+            subtotal_in_cents: 2500,
+            sales_tax_amount_in_cents: 0,
+            discount_amount_in_cents: 0,
+            created_at: at,
+            updated_at: at,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        await t.handle.db
+          .insertInto('order_items')
+          .values({
+            site_id: siteId,
+            order_id: order.id,
+            quantity: 1,
+            currency_code: 'USD',
+            item_type: 'Offer',
+            item_id: offer,
+            title: 'Offer',
+            fulfilled_at: null,
+            total_price_in_cents: 2500,
+            subtotal_in_cents: 2500,
+            sales_tax_amount_in_cents: 0,
+            discount_amount_in_cents: 0,
+            created_at: at,
+            updated_at: at,
+          })
+          .execute();
         const form = await b.form();
         await b.submission({ formId: form, contactId });
-        const at = t.handle.traits.encodeTimestamp(t.clock.now());
         await t.handle.db.insertInto('contact_notes').values({ site_id: siteId, contact_id: contactId, body: 'note', created_at: at, updated_at: at }).execute();
         const keep = await b.contact({ email: 'stays@example.com' });
         const message = await t.handle.db
@@ -326,17 +368,61 @@ for (const dialect of DIALECTS) {
           .returning('id')
           .executeTakeFirstOrThrow();
 
-        const res = await remove(contactId);
+        /** What the money reports show, read through the API with every permission. */
+        const money = async () => {
+          const list = async (path: string) => {
+            const res = await t.get(`${path}${path.includes('?') ? '&' : '?'}filter[site_id]=${siteId}&page[size]=100`, token);
+            assert.equal(res.statusCode, 200, res.body);
+            return res.json() as { data: Array<{ id: string; attributes: Record<string, unknown> }>; meta: { total_count: number } };
+          };
+          const ofCustomer = `filter[customer_id]=${customerId}`;
+          const customersList = await list('/v1/customers?sort=-net_revenue');
+          return {
+            purchases: (await list(`/v1/purchases?${ofCustomer}`)).data.map((r) => r.id).sort(),
+            transactions: (await list(`/v1/transactions?${ofCustomer}`)).data.map((r) => [r.id, r.attributes.amount_in_cents]),
+            orders: (await list(`/v1/orders?${ofCustomer}`)).data.map((r) => [r.id, r.attributes.total_price_in_cents]),
+            totals: [
+              (await list('/v1/purchases')).meta.total_count,
+              (await list('/v1/transactions')).meta.total_count,
+              (await list('/v1/orders')).meta.total_count,
+              (await list('/v1/order_items')).meta.total_count,
+              customersList.meta.total_count,
+            ],
+            netRevenue: customersList.data.map((c) => [c.id, c.attributes.net_revenue]),
+          };
+        };
+        const before = await money();
+        assert.equal(before.purchases.length, 3);
+        assert.equal(before.transactions.length, 3);
+        assert.deepEqual(before.netRevenue.find(([id]) => id === String(customerId)), [String(customerId), '69.0']);
+
+        const contactsOnly = await t.keyWith(t.tenant.ownerId, ['view:contacts', 'manage:contacts']);
+        assertError(await t.get(`/v1/purchases?filter[site_id]=${siteId}`, contactsOnly.token), 403, 'forbidden');
+        const res = await remove(contactId, contactsOnly.token);
         assert.equal(res.statusCode, 200, res.body);
         assert.deepEqual(res.json(), { data: {} });
         assert.match(String(res.headers['content-type']), /^application\/vnd\.api\+json/);
         assertResponseMatchesUpstream('delete', '/v1/contacts/{id}', res);
 
+        // The money is all there, as it was: purchases, transactions, orders, totals, net revenue.
+        assert.deepEqual(await money(), before);
+        // The customer stays, detached from the deleted person, without the profile it wrote.
+        const customer = await t.get(`/v1/customers/${customerId}`, token);
+        assert.equal(customer.statusCode, 200, customer.body);
+        const doc = customer.json();
+        assert.deepEqual(doc.data.relationships.contact, { data: null });
+        assert.equal(doc.data.links?.contact, undefined, 'no link to a contact that is gone');
+        assert.equal(doc.data.attributes.email, 'gone@example.com');
+        assert.equal(doc.data.attributes.net_revenue, '69.0');
+        assert.equal(doc.data.attributes.public_bio, null);
+        assert.equal(doc.data.attributes.socials, null);
+        const purchase = await t.get(`/v1/purchases/${purchases[0]}?include=customer`, token);
+        assert.equal(purchase.statusCode, 200, purchase.body);
+        assert.deepEqual(purchase.json().data.relationships.customer.data, { type: 'customers', id: String(customerId) });
+        assert.deepEqual(purchase.json().included[0].relationships.contact, { data: null });
+
         const db = t.handle.db;
         assert.equal((await db.selectFrom('contacts').select('id').where('id', '=', contactId).execute()).length, 0, 'contact gone');
-        assert.equal((await db.selectFrom('customers').select('id').where('contact_id', '=', contactId).execute()).length, 0, 'customer gone');
-        assert.equal((await db.selectFrom('purchases').select('id').where('id', '=', purchase).execute()).length, 0, 'purchases gone');
-        assert.equal((await db.selectFrom('transactions').select('id').where('customer_id', '=', customerId).execute()).length, 0, 'transactions gone');
         assert.equal((await db.selectFrom('offer_grants').select('id').where('contact_id', '=', contactId).execute()).length, 0, 'grants gone');
         assert.equal((await db.selectFrom('contact_notes').select('id').where('contact_id', '=', contactId).execute()).length, 0, 'notes gone');
         assert.equal((await db.selectFrom('form_submissions').select('id').where('email', '=', 'gone@example.com').execute()).length, 0, 'submissions gone');
@@ -345,6 +431,25 @@ for (const dialect of DIALECTS) {
         assert.equal((await db.selectFrom('contacts').select('id').where('id', '=', keep).execute()).length, 1, 'other contacts stay');
         assertError(await t.get(`/v1/contacts/${contactId}`, token), 404, 'not_found');
         assertError(await remove(contactId), 404, 'not_found');
+
+        // The same email coming back is the same buyer: granting it an offer re-attaches the customer.
+        const returning = await create(createBody({ email: 'gone@example.com', name: 'Back Again' }));
+        assert.equal(returning.statusCode, 201, returning.body);
+        const newContact = returning.json().data.id;
+        const other = await b.offer();
+        const grant = await send(t, 'POST', `/v1/contacts/${newContact}/relationships/offers`, token, { data: [{ type: 'offers', id: String(other) }] });
+        assert.equal(grant.statusCode, 200, grant.body);
+        const attached = (await t.get(`/v1/customers/${customerId}`, token)).json();
+        assert.deepEqual(attached.data.relationships.contact, { data: { type: 'contacts', id: newContact } });
+        assert.equal(attached.data.attributes.name, 'Back Again');
+        assert.equal(attached.data.attributes.net_revenue, '69.0');
+      });
+
+      it('the database refuses to delete a customer that has purchases, transactions or orders', async () => {
+        const { id: customerId } = await b.customer();
+        await b.purchase({ customerId, offerId: await b.offer() });
+        await assert.rejects(t.handle.db.deleteFrom('customers').where('id', '=', customerId).execute());
+        assert.equal((await t.handle.db.selectFrom('purchases').select('id').where('customer_id', '=', customerId).execute()).length, 1);
       });
 
       it('refuses (422) a contact with an active subscription or an active payment plan, deleting nothing', async () => {

@@ -316,6 +316,36 @@ for (const dialect of DIALECTS) {
         }
       });
 
+      it('revoking an offer the contact bought needs manage:purchases too (403 naming it); the purchase and grants stay', async () => {
+        const { id: customerId } = await b.customer({ contactId });
+        const purchase = await b.purchase({ customerId, offerId: bundle });
+        const boughtGrant = await b.grant({ contactId, offerId: bundle, purchaseId: purchase });
+        await b.membership({ contactId, productId: course, offerGrantId: boughtGrant });
+        linkage(await onContact('POST', ids(club)), contactUrl(), bundle, club);
+        const grantsOnly = await t.keyWith(t.tenant.ownerId, ['view:contacts', 'view:customers', 'view:offers', 'manage:customers']);
+        for (const run of [
+          () => onContact('DELETE', ids(bundle), contactId, grantsOnly.token),
+          () => onContact('PATCH', ids(club), contactId, grantsOnly.token),
+          () => onCustomer('DELETE', ids(bundle, club), customerId, grantsOnly.token),
+          () => onCustomer('PATCH', ids(), customerId, grantsOnly.token),
+        ]) {
+          const res = await refused(run, 403, 'forbidden');
+          assert.match(res.json().errors[0].detail, /manage:purchases/);
+        }
+        // Offers given by hand are still theirs to revoke.
+        linkage(await onContact('DELETE', ids(club), contactId, grantsOnly.token), contactUrl(), bundle);
+        const withPurchases = await t.keyWith(t.tenant.ownerId, ['view:contacts', 'view:offers', 'manage:customers', 'manage:purchases']);
+        linkage(await onContact('DELETE', ids(bundle), contactId, withPurchases.token), contactUrl());
+        const bought = await t.handle.db.selectFrom('purchases').select('deactivation_reason').where('id', '=', purchase).executeTakeFirstOrThrow();
+        assert.equal(bought.deactivation_reason, REVOKED_REASON);
+      });
+
+      it('a customer whose contact was deleted holds no offers: 422 customer_detached', async () => {
+        const detached = await b.customer({ contact: { email: `detached-${Math.random().toString(36).slice(2)}@example.com` } });
+        assert.equal((await send(t, 'DELETE', `/v1/contacts/${detached.contactId}`, token)).statusCode, 200);
+        for (const m of METHODS) await refused(() => onCustomer(m, ids(club), detached.id), 422, 'customer_detached');
+      });
+
       it('needs manage:customers (403) and a token (401)', async () => {
         const reader = await t.keyWith(t.tenant.ownerId, ['view:contacts', 'view:customers', 'view:offers', 'manage:contacts']);
         for (const target of both()) {

@@ -220,6 +220,12 @@ for (const dialect of DIALECTS) {
         await refused(() => act('reactivate', who.purchase), 422, 'purchase_already_active');
         assert.deepEqual(await access(who), OWNS, 'access unchanged');
       });
+      it('a purchase whose contact was deleted cannot be reactivated (nobody to give access to): 422 customer_detached', async () => {
+        const who = await bought({ deactivated: true, payment_type: 'free', amount_in_cents: 0, subscription_status: null });
+        assert.equal((await send(t, 'DELETE', `/v1/contacts/${who.contactId}`, token)).statusCode, 200);
+        await refused(() => act('reactivate', who.purchase), 422, 'customer_detached');
+        assert.equal((await act('deactivate', who.purchase)).statusCode, 422, 'still there, and still deactivated');
+      });
     });
 
     describe('POST /v1/purchases/{id}/cancel_subscription', () => {
