@@ -343,7 +343,10 @@ function parsePage(query: ParsedQuery): PagePlan {
     }
     return Number(raw);
   };
-  return { number: read('number', 1, 1_000_000), size: read('size', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) };
+  // A size above the maximum is served as the maximum, not refused: clients of the upstream API
+  // ask for more (page[size]=500) and follow the links, which carry the size used (docs/paging.md).
+  const size = Math.min(read('size', DEFAULT_PAGE_SIZE, Number.MAX_SAFE_INTEGER), MAX_PAGE_SIZE);
+  return { number: read('number', 1, 1_000_000), size };
 }
 
 function parseIncludes(resource: ResourceDefinition, raw: string | undefined, options: PlanOptions): IncludeNode[] {

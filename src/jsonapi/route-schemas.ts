@@ -129,7 +129,10 @@ export function listRouteSchema(registry: Registry, resource: ResourceDefinition
     querystring: Type.Object({
       'page[number]': Type.Optional(Type.Integer({ minimum: 1, description: 'Page to return (default 1)' })),
       'page[size]': Type.Optional(
-        Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, description: `Records per page (default ${DEFAULT_PAGE_SIZE}, max ${MAX_PAGE_SIZE})` }),
+        Type.Integer({
+          minimum: 1,
+          description: `Records per page (default ${DEFAULT_PAGE_SIZE}, max ${MAX_PAGE_SIZE}); a larger size is served as ${MAX_PAGE_SIZE}, and the links carry the size used`,
+        }),
       ),
       'page[after]': Type.Optional(
         Type.String({
