@@ -41,6 +41,15 @@ export const DIVERGENCES: readonly Divergence[] = [
       return body;
     },
   },
+  {
+    // Upstream documents include=lessons.media on a course, but its `included` schema has no
+    // branch for media (its prose names only `duration_in_minutes`): included media are not checked.
+    name: 'Included media of a course',
+    adjust: (body) => {
+      if (Array.isArray(body?.included)) body.included = body.included.filter((r: { type?: string }) => r?.type !== 'media');
+      return body;
+    },
+  },
 ];
 
 /** Every divergence applied to a clone of the body. */
