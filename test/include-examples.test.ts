@@ -14,6 +14,8 @@ import { upstreamDocument, upstreamMismatches, UPSTREAM_SKIP_REASON } from './su
 interface IncludeExample {
   /** The upstream operation's path, e.g. `/v1/forms/{id}`. */
   path: string;
+  /** `include=...` alone, or the whole query of an example URL (with its `fields[...]`). */
+  query: string;
   include: string;
   /** Where in the document it was found, for messages. */
   where: string;
@@ -26,16 +28,20 @@ function includeExamples(): IncludeExample[] {
   const found: IncludeExample[] = [];
   const walk = (node: unknown, trail: string[]): void => {
     if (typeof node === 'string') {
-      for (const match of node.matchAll(/(?:(\/v1\/[a-z_]+)(\/[0-9]+)?)?\?include=([A-Za-z0-9_.,]+)/g)) {
-        // A URL in the text names its operation; otherwise the operation the text belongs to does.
-        const [, urlPath, urlId, include] = match;
-        const enclosing = trail[0] === 'paths' && METHODS.has(trail[2] ?? '') ? trail[1] : undefined;
-        const fromUrl = urlPath ? `${urlPath}${urlId ? '/{id}' : ''}` : undefined;
-        const path = fromUrl ?? enclosing;
-        assert.ok(path, `include=${include} at ${trail.join('/')} belongs to no operation`);
-        if (fromUrl && enclosing) assert.equal(fromUrl.replace(/\{[a-z_]+\}/g, '{}'), enclosing.replace(/\{[a-z_]+\}/g, '{}'), `${trail.join('/')}: an example of another operation`);
-        found.push({ path: enclosing ?? path, include: include!, where: trail.join('/') });
+      const enclosing = trail[0] === 'paths' && METHODS.has(trail[2] ?? '') ? trail[1] : undefined;
+      const add = (path: string | undefined, query: string) => {
+        const include = new URLSearchParams(query).get('include') ?? '';
+        assert.ok(path, `${query} at ${trail.join('/')} belongs to no operation`);
+        found.push({ path, query, include, where: trail.join('/') });
+      };
+      // Whole example URLs (`GET /v1/forms/123?include=fields&fields[forms]=title`), as written.
+      for (const [, urlPath, urlId, query] of node.matchAll(/(\/v1\/[a-z_]+)(\/[0-9]+)?\?([^\s`'"]*include=[^\s`'"]*)/g)) {
+        const fromUrl = `${urlPath}${urlId ? '/{id}' : ''}`;
+        if (enclosing) assert.equal(fromUrl, enclosing.replace(/\{[a-z_]+\}/g, '{id}'), `${trail.join('/')}: an example of another operation`);
+        add(enclosing ?? fromUrl, query!);
       }
+      // Every include value, also in prose (`for example ?include=site,form`), on its own.
+      for (const [, include] of node.matchAll(/\?include=([A-Za-z0-9_.,]+)/g)) add(enclosing, `include=${include}`);
     } else if (Array.isArray(node)) {
       node.forEach((item, i) => walk(item, [...trail, String(i)]));
     } else if (node !== null && typeof node === 'object') {
@@ -79,12 +85,13 @@ for (const dialect of DIALECTS) {
     it('reads the examples from the upstream document', () => {
       const examples = includeExamples();
       assert.ok(examples.length >= 20, `found ${examples.length}`);
-      assert.ok(examples.some((e) => e.path === '/v1/forms/{id}' && e.include === 'fields,site,offer,contact_tags'));
+      assert.ok(examples.some((e) => e.path === '/v1/forms/{id}' && e.query === 'include=fields,site,offer,contact_tags'));
+      assert.ok(examples.some((e) => e.path === '/v1/forms/{id}' && e.query === 'include=fields&fields[forms]=title,webhook_url&&fields[fields]=title'));
     });
 
     it('answers every example on every demo record with its related records included', async () => {
       const examples = includeExamples();
-      const unique = [...new Map(examples.map((e) => [`${e.path} ${e.include}`, e])).values()];
+      const unique = [...new Map(examples.map((e) => [`${e.path} ${e.query}`, e])).values()];
       const problems: string[] = [];
       let answers = 0;
       for (const example of unique) {
@@ -93,8 +100,8 @@ for (const dialect of DIALECTS) {
         const type = (show ?? list)?.[1];
         assert.ok(type, `${example.path}: only list and show operations take include (${example.where})`);
         const urls = show
-          ? (await idsOf(type)).map((id) => `/v1/${type}/${id}?filter[site_id]=${siteId}&include=${example.include}`)
-          : [`/v1/${type}?filter[site_id]=${siteId}&page[size]=100&include=${example.include}`];
+          ? (await idsOf(type)).map((id) => `/v1/${type}/${id}?filter[site_id]=${siteId}&${example.query}`)
+          : [`/v1/${type}?filter[site_id]=${siteId}&page[size]=100&${example.query}`];
         assert.ok(urls.length > 0, `the demo has no ${type}`);
         const broughtAny = new Set<string>();
         for (const url of urls) {
@@ -138,7 +145,7 @@ for (const dialect of DIALECTS) {
           }
         }
         for (const path of example.include.split(',')) {
-          if (!broughtAny.has(path)) problems.push(`${example.path}?include=${example.include}: the demo has no ${path} to include on any ${type}`);
+          if (!broughtAny.has(path)) problems.push(`${example.path}?${example.query}: the demo has no ${path} to include on any ${type}`);
         }
       }
       console.log(`include examples [${dialect}]: ${examples.length} found, ${unique.length} distinct, ${answers} answers`);

@@ -192,6 +192,14 @@ for (const dialect of DIALECTS) {
         assert.equal(lead.attributes.name, 'Lead');
       });
 
+      it('takes upstream’s fields[fields] (the included relationship’s name) for the fields of form_fields', async () => {
+        const res = await getJson(w, `/v1/forms/${fm.newsletter}?include=fields&fields[forms]=title,webhook_url&&fields[fields]=title`);
+        assertUpstream(FORMS_UPSTREAM, 'show', res);
+        const body = res.json();
+        assert.deepEqual(Object.keys(body.data.attributes), ['title', 'webhook_url']);
+        assert.deepEqual(body.included.map((r: { attributes: object }) => Object.keys(r.attributes)), [['title'], ['title'], ['title']]);
+      });
+
       it('lists forms with include=contact_tags, each tag once', async () => {
         const res = await getJson(w, `/v1/forms?filter[site_id]=${w.siteId}&include=contact_tags`);
         assertUpstream(FORMS_UPSTREAM, 'list', res);
