@@ -451,6 +451,8 @@ for (const dialect of DIALECTS) {
         const res = await asClient({ token: target[token], token_type_hint: hint }, libraryBasic(t.tenant.clientId, t.tenant.clientSecret));
         assert.equal(res.statusCode, 200, res.body);
         assert.equal(res.body, '');
+        // simple-oauth2 reads answers in strict JSON mode: a success must be labelled JSON.
+        assert.match(String(res.headers['content-type']), /^application\/json/);
         assert.equal(await meStatus(target.access_token), 401);
         assertOAuthError(await refresh(target.refresh_token), 400, 'invalid_grant');
       }

@@ -161,7 +161,9 @@ export function oauthRoutes(tokens: TokenService) {
         const apiKeyId = await revokingKeyId(request, params, tokens);
         if (!params.token) throw oauthError(400, 'invalid_request', 'token is required');
         await tokens.revoke(params.token, apiKeyId);
-        return reply.code(200).send();
+        // An empty body, as upstream documents, labelled JSON: simple-oauth2 (through wreck's
+        // strict JSON mode) fails a success without a JSON content type, and reads empty as null.
+        return reply.code(200).type('application/json').send('');
       },
     );
   };
