@@ -241,6 +241,16 @@ describe('the upstream validator is not vacuous', { skip: UPSTREAM_SKIP_REASON }
     assert.equal(doc.match(/\(test relaxation\)/g)?.length, DIVERGENCES.length, 'every relaxation the doc lists is in test/support/upstream-divergences.ts');
   });
 
+  it('tells clients of the served document that an empty to-one is {"data": null}, where they will look', () => {
+    const served = JSON.parse(readFileSync(new URL('../docs/openapi.json', import.meta.url), 'utf8'));
+    for (const [path, relationship] of [['/v1/contacts/{id}', 'customer'], ['/v1/forms/{id}', 'offer'], ['/v1/transactions/{id}', 'offer']] as const) {
+      const schema = served.paths[path].get.responses['200'].content['application/vnd.api+json'].schema;
+      const declared = schema.properties.data.properties.relationships.properties[relationship];
+      assert.match(declared.description, /null .*upstream-divergences\.md/, `${path} ${relationship}`);
+      assert.deepEqual(declared.properties.data.anyOf[1], { type: 'null' });
+    }
+  });
+
   it('lists all 77 upstream operations', () => {
     const ops = upstreamOperations();
     assert.equal(ops.length, 77);
