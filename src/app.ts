@@ -121,7 +121,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           'sitebiz: the Site Business Service API v1 (JSON:API 1.1). Get a token at POST /v1/oauth/token, then send Authorization: Bearer <access_token>.',
       },
       servers: [{ url: config.publicUrl }],
-      components: { securitySchemes: { Bearer: { type: 'http', scheme: 'bearer' } } },
+      components: {
+        securitySchemes: {
+          Bearer: { type: 'http', scheme: 'bearer' },
+          // Client authentication of the OAuth routes (RFC 6749 §2.3.1); client_id/client_secret in the body also work.
+          ClientBasic: { type: 'http', scheme: 'basic' },
+        },
+      },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });

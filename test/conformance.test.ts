@@ -3,6 +3,7 @@
 // resource attributes closed to the names upstream lists.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { readFileSync } from 'node:fs';
 import { createSite } from '../src/domain/accounts.js';
 import { createTestApp, DIALECTS, type TestApp } from './support/harness.js';
 import {
@@ -14,6 +15,7 @@ import {
   upstreamResponseSchema,
   UPSTREAM_SKIP_REASON,
 } from './support/upstream.js';
+import { DIVERGENCES } from './support/upstream-divergences.js';
 
 const form = (fields: Record<string, string>) => ({
   headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -231,6 +233,22 @@ describe('the upstream validator is not vacuous', { skip: UPSTREAM_SKIP_REASON }
     assert.throws(() => upstreamResponseSchema('GET', '/v1/nonesuch', 200), /no operation GET \/v1\/nonesuch/);
     assert.throws(() => upstreamResponseSchema('DELETE', '/v1/sites/{id}', 200), /no operation DELETE/);
     assert.throws(() => upstreamResponseSchema('GET', '/v1/sites', 418), /documents no 418 response/);
+  });
+
+  it('lists every relaxation it applies in docs/upstream-divergences.md, marked as one', () => {
+    const doc = readFileSync(new URL('../docs/upstream-divergences.md', import.meta.url), 'utf8').replace(/[`*]/g, '');
+    for (const { name } of DIVERGENCES) assert.ok(doc.includes(`${name} (test relaxation)`), `docs/upstream-divergences.md does not list "${name}" as a test relaxation`);
+    assert.equal(doc.match(/\(test relaxation\)/g)?.length, DIVERGENCES.length, 'every relaxation the doc lists is in test/support/upstream-divergences.ts');
+  });
+
+  it('tells clients of the served document that an empty to-one is {"data": null}, where they will look', () => {
+    const served = JSON.parse(readFileSync(new URL('../docs/openapi.json', import.meta.url), 'utf8'));
+    for (const [path, relationship] of [['/v1/contacts/{id}', 'customer'], ['/v1/forms/{id}', 'offer'], ['/v1/transactions/{id}', 'offer']] as const) {
+      const schema = served.paths[path].get.responses['200'].content['application/vnd.api+json'].schema;
+      const declared = schema.properties.data.properties.relationships.properties[relationship];
+      assert.match(declared.description, /null .*upstream-divergences\.md/, `${path} ${relationship}`);
+      assert.deepEqual(declared.properties.data.anyOf[1], { type: 'null' });
+    }
   });
 
   it('lists all 77 upstream operations', () => {

@@ -196,7 +196,11 @@ for (const dialect of DIALECTS) {
         filtered.links.next,
         `${PUBLIC_URL}/v1/contacts?page[number]=2&page[size]=3&filter[site_id]=${f.siteId}&filter[subscribed]=true`,
       );
-      await expectError(`/v1/contacts?filter[site_id]=${f.siteId}&page[size]=101`, 400, 'page[size]');
+      // Above the maximum is served as the maximum, as a published upstream client asks (page[size]=500).
+      const clamped = (await list('page[size]=500')).json();
+      assert.deepEqual(clamped.data.map((c: { id: string }) => c.id), idsOf(order));
+      assert.equal(clamped.links.self, `${PUBLIC_URL}/v1/contacts?page[number]=1&page[size]=100&filter[site_id]=${f.siteId}`);
+      await expectError(`/v1/contacts?filter[site_id]=${f.siteId}&page[size]=0`, 400, 'page[size]');
     });
 
     // --- Sites, tenancy, permissions --------------------------------------------------------------

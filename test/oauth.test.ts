@@ -385,13 +385,8 @@ for (const dialect of DIALECTS) {
       assertOAuthError(unknown, 401, 'invalid_token');
       assert.match(String(unknown.headers['www-authenticate']), /error="invalid_token"/);
 
-      const basicAuth = await t.request({
-        method: 'POST',
-        url: '/v1/oauth/revoke',
-        headers: { ...FORM, authorization: basic(t.tenant.clientId, t.tenant.clientSecret) },
-        payload: form({ token: target.access_token }),
-      });
-      assertOAuthError(basicAuth, 401, 'invalid_request'); // RFC 6750: a malformed Bearer header is invalid_request
+      const malformed = await revoke('not a token', form({ token: target.access_token }));
+      assertOAuthError(malformed, 401, 'invalid_request'); // RFC 6750: a malformed Bearer header is invalid_request
 
       // None of those revoked anything.
       assert.equal(await meStatus(target.access_token), 200);
@@ -458,6 +453,86 @@ for (const dialect of DIALECTS) {
       assertOAuthError(await revoke(caller.access_token, `token=${id}&token=${id}`), 400, 'invalid_request');
       // Still a working token: nothing was revoked by the bad requests.
       assert.equal(await meStatus(caller.access_token), 200);
+    });
+
+    // What OAuth client libraries send (RFC 7009 §2.1): the client authenticates itself instead of
+    // presenting a Bearer token. simple-oauth2's revoke() uses HTTP Basic by default (its
+    // authorizationMethod 'body' moves the credentials into the form), openid-client's
+    // tokenRevocation() uses Basic (client_secret_basic) or the body (client_secret_post).
+    const asClient = (payload: Record<string, string>, authorization?: string, headers: Record<string, string> = FORM) =>
+      t.request({
+        method: 'POST',
+        url: '/v1/oauth/revoke',
+        headers: { ...headers, accept: 'application/json', ...(authorization ? { authorization } : {}) },
+        payload: headers === FORM ? form(payload) : JSON.stringify(payload),
+      });
+    /** simple-oauth2 and openid-client form-encode id and secret before base64 (spaces as +). */
+    const libraryBasic = (id: string, secret: string) => {
+      const encode = (v: string) => encodeURIComponent(v).replace(/%20/g, '+');
+      return `Basic ${Buffer.from(`${encode(id)}:${encode(secret)}`).toString('base64')}`;
+    };
+
+    it('revokes for a client authenticated with HTTP Basic, as simple-oauth2 and openid-client send it', async () => {
+      for (const [token, hint] of [['access_token', 'access_token'], ['refresh_token', 'refresh_token']] as const) {
+        const target = await grant();
+        const res = await asClient({ token: target[token], token_type_hint: hint }, libraryBasic(t.tenant.clientId, t.tenant.clientSecret));
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(res.body, '');
+        // simple-oauth2 reads answers in strict JSON mode: a success must be labelled JSON.
+        assert.match(String(res.headers['content-type']), /^application\/json/);
+        assert.equal(await meStatus(target.access_token), 401);
+        assertOAuthError(await refresh(target.refresh_token), 400, 'invalid_grant');
+      }
+    });
+
+    it('revokes for a client with client_id and client_secret in the body, form-encoded or JSON', async () => {
+      const credentials = { client_id: t.tenant.clientId, client_secret: t.tenant.clientSecret };
+      for (const headers of [FORM, JSON_TYPE]) {
+        const target = await grant();
+        const res = await asClient({ token: target.access_token, token_type_hint: 'access_token', ...credentials }, undefined, headers);
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(res.body, '');
+        assert.equal(await meStatus(target.access_token), 401);
+      }
+    });
+
+    it('answers 401 invalid_client to wrong client credentials, and revokes nothing', async () => {
+      const target = await grant();
+      const wrongBasic = await asClient({ token: target.access_token }, libraryBasic(t.tenant.clientId, 'wrong-secret'));
+      assertOAuthError(wrongBasic, 401, 'invalid_client');
+      assert.equal(wrongBasic.headers['www-authenticate'], 'Basic realm="sitebiz"');
+      const unknownBasic = await asClient({ token: target.access_token }, libraryBasic('sbz_unknown', t.tenant.clientSecret));
+      assertOAuthError(unknownBasic, 401, 'invalid_client');
+      const wrongBody = await asClient({ token: target.access_token, client_id: t.tenant.clientId, client_secret: 'wrong-secret' });
+      assertOAuthError(wrongBody, 401, 'invalid_client');
+      assert.equal(wrongBody.headers['www-authenticate'], undefined);
+      assert.equal(await meStatus(target.access_token), 200);
+    });
+
+    it('answers 400 invalid_request to credentials given two ways or half given', async () => {
+      const target = await grant();
+      const caller = await grant();
+      const credentials = { client_id: t.tenant.clientId, client_secret: t.tenant.clientSecret };
+      const cases = [
+        await asClient({ token: target.access_token, ...credentials }, libraryBasic(t.tenant.clientId, t.tenant.clientSecret)),
+        await asClient({ token: target.access_token, ...credentials }, `Bearer ${caller.access_token}`),
+        await asClient({ token: target.access_token, client_id: t.tenant.clientId }),
+        await asClient({ token: target.access_token, client_secret: t.tenant.clientSecret }),
+      ];
+      for (const res of cases) assertOAuthError(res, 400, 'invalid_request');
+      const noToken = await asClient({}, libraryBasic(t.tenant.clientId, t.tenant.clientSecret));
+      assert.equal(assertOAuthError(noToken, 400, 'invalid_request').error_description, 'token is required');
+      assert.equal(await meStatus(target.access_token), 200);
+    });
+
+    it('does not revoke a token of another API key for a client either (200, as RFC 7009 asks)', async () => {
+      const otherKey = await t.keyWith(t.tenant.ownerId, PERMISSION_NAMES);
+      const other = await grant(otherKey.clientId, otherKey.clientSecret);
+      for (const token of [other.access_token, other.refresh_token]) {
+        const res = await asClient({ token }, libraryBasic(t.tenant.clientId, t.tenant.clientSecret));
+        assert.equal(res.statusCode, 200, res.body);
+      }
+      assert.equal(await meStatus(other.access_token), 200);
     });
 
     it('does not revoke a token of a different API key', async () => {

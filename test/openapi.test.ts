@@ -24,6 +24,8 @@ const GENERATED_405_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
 
 /** The operations that need no token; every other one needs Bearer (as upstream). */
 const UNPROTECTED = new Set(['GET /v1/version', 'POST /v1/oauth/token']);
+/** Revoke also takes the client's own credentials (RFC 7009 §2.1), as OAuth libraries send them. */
+const SCHEMES: Record<string, string[]> = { 'POST /v1/oauth/revoke': ['Bearer', 'ClientBasic'] };
 
 interface Parameter {
   name: string;
@@ -221,7 +223,7 @@ for (const dialect of DIALECTS) {
           assert.deepEqual(names, [], `${key} needs no token`);
           assert.notEqual(res.statusCode, 401, `${key} is documented without security but answers 401`);
         } else {
-          assert.deepEqual(names, ['Bearer'], `${key} must reference the Bearer scheme`);
+          assert.deepEqual(names, SCHEMES[key] ?? ['Bearer'], `${key} must reference the Bearer scheme`);
           assert.equal(res.statusCode, 401, `${key} is documented as protected; without a token it answered ${res.statusCode}`);
         }
       }

@@ -40,6 +40,45 @@ function basicCredentials(request: FastifyRequest): { clientId: string; clientSe
   }
 }
 
+/**
+ * Client credentials as RFC 6749 §2.3.1 lets a client send them: HTTP Basic, or `client_id` and
+ * `client_secret` in the body, never both. Undefined when the request carries neither.
+ */
+function clientCredentials(
+  request: FastifyRequest,
+  params: Record<string, string>,
+): { clientId: string | undefined; clientSecret: string | undefined; basic: boolean } | undefined {
+  const basic = basicCredentials(request);
+  const inBody = params.client_id !== undefined || params.client_secret !== undefined;
+  if (basic && inBody) throw oauthError(400, 'invalid_request', 'Send client credentials either with HTTP Basic or in the body, not both');
+  if (basic) return { ...basic, basic: true };
+  if (inBody) return { clientId: params.client_id, clientSecret: params.client_secret, basic: false };
+  return undefined;
+}
+
+const invalidClient = (basic: boolean) =>
+  oauthError(401, 'invalid_client', 'Unknown client_id or wrong client_secret', basic ? { 'www-authenticate': 'Basic realm="sitebiz"' } : {});
+
+/**
+ * The API key asking to revoke. Standard OAuth libraries authenticate the client (RFC 7009 §2.1:
+ * HTTP Basic, or id and secret in the body); the upstream contract sends an access token of the
+ * key as Bearer instead. Both are accepted, one at a time.
+ */
+async function revokingKeyId(request: FastifyRequest, params: Record<string, string>, tokens: TokenService): Promise<number> {
+  const client = clientCredentials(request, params);
+  if (!client) {
+    await bearerAuthentication(tokens)(request);
+    return principalOf(request).apiKeyId;
+  }
+  if (!client.basic && request.headers.authorization !== undefined) {
+    throw oauthError(400, 'invalid_request', 'Send either an Authorization header or client credentials in the body, not both');
+  }
+  if (!client.clientId || !client.clientSecret) throw oauthError(400, 'invalid_request', 'client_id and client_secret are both required');
+  const keyId = await tokens.clientKeyId(client.clientId, client.clientSecret);
+  if (keyId === undefined) throw invalidClient(client.basic);
+  return keyId;
+}
+
 const tokenResponseSchema = {
   type: 'object',
   properties: {
@@ -73,24 +112,17 @@ export function oauthRoutes(tokens: TokenService) {
       },
       async (request, reply) => {
         const params = readParams(request);
-        const basic = basicCredentials(request);
         reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
         const grantType = params.grant_type;
         if (grantType === undefined || grantType === '') throw oauthError(400, 'invalid_request', 'grant_type is required');
 
         if (grantType === 'client_credentials') {
-          if (basic && (params.client_id !== undefined || params.client_secret !== undefined)) {
-            throw oauthError(400, 'invalid_request', 'Send client credentials either with HTTP Basic or in the body, not both');
-          }
-          const clientId = basic?.clientId ?? params.client_id;
-          const clientSecret = basic?.clientSecret ?? params.client_secret;
-          if (!clientId || !clientSecret) {
+          const client = clientCredentials(request, params);
+          if (!client?.clientId || !client.clientSecret) {
             throw oauthError(400, 'invalid_request', 'client_id and client_secret are required for grant_type=client_credentials');
           }
-          const issued = await tokens.grantForClient(clientId, clientSecret);
-          if (!issued) {
-            throw oauthError(401, 'invalid_client', 'Unknown client_id or wrong client_secret', basic ? { 'www-authenticate': 'Basic realm="sitebiz"' } : {});
-          }
+          const issued = await tokens.grantForClient(client.clientId, client.clientSecret);
+          if (!issued) throw invalidClient(client.basic);
           return reply.type('application/json').send(issued);
         }
 
@@ -114,21 +146,24 @@ export function oauthRoutes(tokens: TokenService) {
       '/oauth/revoke',
       {
         config: { errorFormat: 'oauth' },
-        onRequest: bearerAuthentication(tokens),
         schema: {
           tags: ['Authentication'],
           summary: 'Revoke a token',
           description:
-            'token= an access or refresh token of the calling API key; both tokens of that grant stop working. 200 with an empty body, also for an unknown token (RFC 7009).',
-          security: [{ Bearer: [] }],
+            'token= an access or refresh token of the calling API key (token_type_hint is accepted and not needed); both tokens of that grant stop working. 200 with an empty body, also for an unknown token or one of another key, which is left alone (RFC 7009). ' +
+            'The key is named by a Bearer access token of it (the upstream contract) or, as RFC 7009 clients do, by its client credentials: HTTP Basic, or client_id and client_secret in the body. Form-encoded or JSON.',
+          security: [{ Bearer: [] }, { ClientBasic: [] }],
           response: { 200: { type: 'null', description: 'Revoked (empty body)' }, 400: oauthErrorSchema, 401: oauthErrorSchema },
         },
       },
       async (request, reply) => {
         const params = readParams(request);
+        const apiKeyId = await revokingKeyId(request, params, tokens);
         if (!params.token) throw oauthError(400, 'invalid_request', 'token is required');
-        await tokens.revoke(params.token, principalOf(request).apiKeyId);
-        return reply.code(200).send();
+        await tokens.revoke(params.token, apiKeyId);
+        // An empty body, as upstream documents, labelled JSON: simple-oauth2 (through wreck's
+        // strict JSON mode) fails a success without a JSON content type, and reads empty as null.
+        return reply.code(200).type('application/json').send('');
       },
     );
   };

@@ -33,6 +33,13 @@ export class TokenService {
 
   /** client_credentials: the key's id and secret. Undefined when they do not match a key. */
   async grantForClient(clientId: string, clientSecret: string): Promise<IssuedTokens | undefined> {
+    const keyId = await this.clientKeyId(clientId, clientSecret);
+    // Each client_credentials grant starts a family of its own; its refreshes inherit it.
+    return keyId === undefined ? undefined : this.issue(keyId, randomUUID());
+  }
+
+  /** The API key with this client id and secret (client authentication); undefined when none matches. */
+  async clientKeyId(clientId: string, clientSecret: string): Promise<number | undefined> {
     // No client id holds a NUL, and PostgreSQL rejects text parameters that do: such a client is unknown.
     const key = clientId.includes('\0')
       ? undefined
@@ -44,7 +51,7 @@ export class TokenService {
     // Hash the presented secret even when the client is unknown, so timing does not tell.
     const matches = secretMatches(clientSecret, key?.secret_hash ?? '0'.repeat(64));
     if (!key || !matches) return undefined;
-    return this.issue(Number(key.id), randomUUID());
+    return Number(key.id);
   }
 
   /**

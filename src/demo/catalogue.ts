@@ -190,8 +190,10 @@ export function buildCatalogue(set: RowSet, site: { id: number; subdomain: strin
           module_id: module,
           title,
           position: lessonPosition,
-          status: lessonDraft ? 'draft' : 'published',
-          publishing_option: m.publishing,
+          // status is the lesson's processing state (ready, duplicating, failed); whether it is
+          // shown is publishing_option.
+          status: 'ready',
+          publishing_option: lessonDraft ? 'draft' : m.publishing,
           ...stamps(p.createdDaysAgo - 2 - mi, 12),
         });
         const lessonSlug = slugify(title);
@@ -282,7 +284,7 @@ export function buildCatalogue(set: RowSet, site: { id: number; subdomain: strin
     language: 'en',
     owner_email: 'podcast@northwind.example',
     author: null,
-    status: 'processing',
+    status: 'importing',
     show_type: 'serial',
     thumbnail_url: null,
     cover_art_url: null,

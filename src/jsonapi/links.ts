@@ -50,8 +50,10 @@ export function cursorLinks(base: string, query: ParsedQuery, size: number, curs
   const others = query.pairs.filter(([k]) => !k.startsWith('page['));
   const at = (key: 'page[after]' | 'page[before]', cursor: string) =>
     `${base}${queryString([[key, cursor], ['page[size]', String(size)], ...others])}`;
+  // The request's own parameters in its order, but the size actually used (a larger one is clamped).
+  const self = query.pairs.map(([k, v]): readonly [string, string] => (k === 'page[size]' ? [k, String(size)] : [k, v]));
   return {
-    self: `${base}${queryString(query.pairs)}`,
+    self: `${base}${queryString(self)}`,
     first: at('page[after]', ''),
     prev: cursors.before === null ? null : at('page[before]', cursors.before),
     next: cursors.after === null ? null : at('page[after]', cursors.after),

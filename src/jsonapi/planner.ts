@@ -241,9 +241,13 @@ function planRead(
   requirePermission(options.principal, resource);
   const includes = parseIncludes(resource, query.include, options);
   const reachable = new Set<string>([resource.type]);
+  // Included relationship names and their types; a name that leads to two types names neither.
+  const typeOfRelationship = new Map<string, string | null>();
   const collect = (nodes: IncludeNode[]) => {
     for (const n of nodes) {
       reachable.add(n.target.type);
+      const known = typeOfRelationship.get(n.name);
+      typeOfRelationship.set(n.name, known === undefined || known === n.target.type ? n.target.type : null);
       collect(n.children);
     }
   };
@@ -252,8 +256,13 @@ function planRead(
   const fields = new Map<string, ReadonlySet<string>>();
   for (const [given, raw] of query.fields) {
     const parameter = `fields[${given}]`;
-    // Upstream documents `fields[product]` beside `fields[products]`: a singular names its plural.
-    const type = !reachable.has(given) && reachable.has(`${given}s`) ? `${given}s` : given;
+    // Upstream documents `fields[product]` beside `fields[products]` (a singular names its
+    // plural), and `fields[fields]` with include=fields (an included relationship names its type).
+    const type = reachable.has(given)
+      ? given
+      : reachable.has(`${given}s`)
+        ? `${given}s`
+        : (typeOfRelationship.get(given) ?? given);
     const target = options.registry.find(type);
     if (!target || !reachable.has(type)) {
       throw invalidParameter(
@@ -343,7 +352,10 @@ function parsePage(query: ParsedQuery): PagePlan {
     }
     return Number(raw);
   };
-  return { number: read('number', 1, 1_000_000), size: read('size', DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) };
+  // A size above the maximum is served as the maximum, not refused: clients of the upstream API
+  // ask for more (page[size]=500) and follow the links, which carry the size used (docs/paging.md).
+  const size = Math.min(read('size', DEFAULT_PAGE_SIZE, Number.MAX_SAFE_INTEGER), MAX_PAGE_SIZE);
+  return { number: read('number', 1, 1_000_000), size };
 }
 
 function parseIncludes(resource: ResourceDefinition, raw: string | undefined, options: PlanOptions): IncludeNode[] {

@@ -39,6 +39,10 @@ function attributeSchema(a: AttributeDef): TSchema {
   return nullable(base, a.nullable);
 }
 
+// Upstream's schemas type a to-one's data as an object only; JSON:API says null (docs/upstream-divergences.md).
+const TO_ONE_DESCRIPTION =
+  'data is null when there is no related record, as JSON:API requires (the upstream description types it as an object only; see docs/upstream-divergences.md)';
+
 const identifier = (type: string) => Type.Object({ type: Type.Literal(type), id: Type.String() });
 
 export function resourceObjectSchema(resource: ResourceDefinition): TObject {
@@ -49,7 +53,10 @@ export function resourceObjectSchema(resource: ResourceDefinition): TObject {
     const links = Type.Optional(Type.Object({ self: Type.String(), related: Type.Optional(Type.String()) }));
     relationships[name] = Type.Optional(
       r.kind === 'to-one' || r.kind === 'has-one'
-        ? Type.Object({ data: Type.Union([identifier(r.type), Type.Null()]), links })
+        ? Type.Object(
+            { data: Type.Union([identifier(r.type), Type.Null()]), links },
+            { description: TO_ONE_DESCRIPTION },
+          )
         : Type.Object({ data: Type.Optional(Type.Array(identifier(r.type))), links }),
     );
   }
@@ -129,7 +136,10 @@ export function listRouteSchema(registry: Registry, resource: ResourceDefinition
     querystring: Type.Object({
       'page[number]': Type.Optional(Type.Integer({ minimum: 1, description: 'Page to return (default 1)' })),
       'page[size]': Type.Optional(
-        Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, description: `Records per page (default ${DEFAULT_PAGE_SIZE}, max ${MAX_PAGE_SIZE})` }),
+        Type.Integer({
+          minimum: 1,
+          description: `Records per page (default ${DEFAULT_PAGE_SIZE}, max ${MAX_PAGE_SIZE}); a larger size is served as ${MAX_PAGE_SIZE}, and the links carry the size used`,
+        }),
       ),
       'page[after]': Type.Optional(
         Type.String({

@@ -23,6 +23,8 @@ export const forms = defineResource({
     site: rel.toOne('sites', 'site_id'),
     offer: rel.toOne('offers', 'offer_id'),
     fields: rel.toMany('form_fields', 'form_id'),
+    // The tags a submission applies to the contact (src/domain/form-submissions.ts).
+    contact_tags: rel.toManyThrough('contact_tags', { table: 'form_tags', sourceKey: 'form_id', targetKey: 'contact_tag_id' }),
   },
   actions: {
     submit: {

@@ -354,7 +354,7 @@ for (const dialect of DIALECTS) {
         assert.equal(second.links.next, null);
       });
 
-      it('defaults to 25 records a page and allows at most 100', async () => {
+      it('defaults to 25 records a page and serves at most 100', async () => {
         const byDefault = await getOk(t, '/v1/specimens', token);
         assert.deepEqual(idsOf(byDefault), range(1, 25));
         assert.deepEqual(byDefault.meta, { total_pages: 6, total_count: 130, current_page: 1 });
@@ -370,9 +370,28 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(rest.meta, { total_pages: 2, total_count: 130, current_page: 2 });
       });
 
+      it('serves a page[size] above 100 as pages of 100, and its links say 100 (docs/paging.md)', async () => {
+        // A published client of the upstream API walks contacts with page[size]=500.
+        const first = await getOk(t, '/v1/specimens?page[size]=500', token);
+        assert.deepEqual(idsOf(first), range(1, 100));
+        assert.deepEqual(first.meta, { total_pages: 2, total_count: 130, current_page: 1 });
+        assert.equal(first.links.self, `${PUBLIC_URL}/v1/specimens?page[number]=1&page[size]=100`);
+        assert.equal(first.links.next, `${PUBLIC_URL}/v1/specimens?page[number]=2&page[size]=100`);
+        const second = await getOk(t, '/v1/specimens?page[number]=2&page[size]=101', token);
+        assert.deepEqual(idsOf(second), range(101, 130));
+
+        const cursor = await getOk(t, '/v1/specimens?page[after]=&page[size]=1000000000', token);
+        assert.deepEqual(idsOf(cursor), range(1, 100));
+        assert.equal(cursor.links.self, `${PUBLIC_URL}/v1/specimens?page[after]=&page[size]=100`);
+        assert.match(cursor.links.next ?? '', /page\[size\]=100(&|$)/);
+        const rest = await getOk(t, cursor.links.next!.slice(PUBLIC_URL.length), token);
+        assert.deepEqual(idsOf(rest), range(101, 130));
+      });
+
       for (const [query, parameter] of [
-        ['page[size]=101', 'page[size]'],
         ['page[size]=0', 'page[size]'],
+        ['page[size]=-1', 'page[size]'],
+        ['page[size]=abc', 'page[size]'],
         ['page[size]=1.5', 'page[size]'],
         ['page[size]=', 'page[size]'],
         ['page[number]=0', 'page[number]'],

@@ -40,6 +40,7 @@ for (const dialect of DIALECTS) {
     const fm = { newsletter: '', untitled: '', webinar: '', guide: '', second: '', foreign: '' };
     const fld = { email: '', name: '', plan: '' };
     const s = { zoe: '', adam: '', mia: '', ben: '', second: '', foreign: '' };
+    const tg = { lead: '', webinar: '', unused: '' };
 
     before(async () => {
       w = await createWorld(dialect);
@@ -72,6 +73,14 @@ for (const dialect of DIALECTS) {
       });
       await rows.formField(siteId, fm.webinar, 1, { title: 'Email', field_type: 'email', handle: 'email' });
 
+      // The tags a submission applies (form_tags), linked out of id order.
+      tg.webinar = await rows.contactTag(siteId, { name: 'Webinar' });
+      tg.lead = await rows.contactTag(siteId, { name: 'Lead' });
+      tg.unused = await rows.contactTag(siteId, { name: 'Unused' });
+      await rows.link('form_tags', { form_id: Number(fm.newsletter), contact_tag_id: Number(tg.lead) });
+      await rows.link('form_tags', { form_id: Number(fm.newsletter), contact_tag_id: Number(tg.webinar) });
+      await rows.link('form_tags', { form_id: Number(fm.webinar), contact_tag_id: Number(tg.webinar) });
+
       const submit = (form: string, name: string, email: string, created: string, extra = {}) =>
         rows.formSubmission(siteId, form, { name, email, created_at: at(created), ...extra });
       s.zoe = await submit(fm.newsletter, 'Zoe Zimmer', 'zoe@example.com', '2026-05-01T10:00:00.000Z', {
@@ -98,6 +107,7 @@ for (const dialect of DIALECTS) {
 
     const site = () => ({ data: { type: 'sites', id: w.siteId } });
     const fieldsOf = (ids: string[]) => ({ data: ids.map((id) => ({ type: 'form_fields', id })) });
+    const tagsOf = (ids: string[]) => ({ data: ids.map((id) => ({ type: 'contact_tags', id })) });
     const newsletter = () => ({
       id: fm.newsletter,
       type: 'forms',
@@ -110,7 +120,13 @@ for (const dialect of DIALECTS) {
         created_at: '2026-01-01T09:00:00.000Z',
         updated_at: '2026-01-01T09:00:00.000Z',
       },
-      relationships: { site: site(), offer: { data: { type: 'offers', id: offerId } }, fields: fieldsOf([fld.name, fld.email, fld.plan]) },
+      relationships: {
+        site: site(),
+        offer: { data: { type: 'offers', id: offerId } },
+        fields: fieldsOf([fld.name, fld.email, fld.plan]),
+        // In the tags' own order (name).
+        contact_tags: tagsOf([tg.lead, tg.webinar]),
+      },
       links: { self: selfUrl('forms', fm.newsletter) },
     });
 
@@ -159,6 +175,40 @@ for (const dialect of DIALECTS) {
         });
       });
 
+      it('shows a form with upstream’s include=fields,site,offer,contact_tags: the tags a submission applies', async () => {
+        const res = await getJson(w, `/v1/forms/${fm.newsletter}?include=fields,site,offer,contact_tags`);
+        assertUpstream(FORMS_UPSTREAM, 'show', res);
+        const body = res.json();
+        assert.deepEqual(body.data, newsletter());
+        assertIncludedDistinct(body);
+        assert.deepEqual(includedKeys(body).sort(), [
+          ...[fld.name, fld.email, fld.plan].map((id) => `form_fields:${id}`),
+          `sites:${w.siteId}`,
+          `offers:${offerId}`,
+          `contact_tags:${tg.webinar}`,
+          `contact_tags:${tg.lead}`,
+        ].sort());
+        const lead = body.included.find((r: { type: string; id: string }) => r.type === 'contact_tags' && r.id === tg.lead);
+        assert.equal(lead.attributes.name, 'Lead');
+      });
+
+      it('takes upstream’s fields[fields] (the included relationship’s name) for the fields of form_fields', async () => {
+        const res = await getJson(w, `/v1/forms/${fm.newsletter}?include=fields&fields[forms]=title,webhook_url&&fields[fields]=title`);
+        assertUpstream(FORMS_UPSTREAM, 'show', res);
+        const body = res.json();
+        assert.deepEqual(Object.keys(body.data.attributes), ['title', 'webhook_url']);
+        assert.deepEqual(body.included.map((r: { attributes: object }) => Object.keys(r.attributes)), [['title'], ['title'], ['title']]);
+      });
+
+      it('lists forms with include=contact_tags, each tag once', async () => {
+        const res = await getJson(w, `/v1/forms?filter[site_id]=${w.siteId}&include=contact_tags`);
+        assertUpstream(FORMS_UPSTREAM, 'list', res);
+        const body = res.json();
+        assertIncludedDistinct(body);
+        assert.deepEqual(includedKeys(body).sort(), [`contact_tags:${tg.lead}`, `contact_tags:${tg.webinar}`].sort());
+        assert.deepEqual(body.data.find((d: { id: string }) => d.id === fm.webinar).relationships.contact_tags, tagsOf([tg.webinar]));
+      });
+
       it('renders a form without title, offer or fields', async () => {
         const res = await getJson(w, `/v1/forms/${fm.untitled}?include=fields`);
         assertUpstream(FORMS_UPSTREAM, 'show', res);
@@ -167,7 +217,7 @@ for (const dialect of DIALECTS) {
         assert.equal(data.attributes.description, null);
         assert.equal(data.attributes.webhook_url, null);
         assert.equal(data.attributes.default, false);
-        assert.deepEqual(data.relationships, { site: site(), offer: { data: null }, fields: fieldsOf([]) });
+        assert.deepEqual(data.relationships, { site: site(), offer: { data: null }, fields: fieldsOf([]), contact_tags: tagsOf([]) });
         assert.deepEqual(res.json().included, []);
       });
 
