@@ -7,13 +7,14 @@ import { platform } from './0002_platform.js';
 import { writes } from './0003_writes.js';
 import { scale } from './0004_scale.js';
 import { textSearch } from './0005_text_search.js';
+import { writeRaces } from './0006_write_races.js';
 
 export interface AppMigration {
   name: string;
   up(db: Kysely<unknown>, traits: DialectTraits): Promise<void>;
 }
 
-export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch];
+export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces];
 
 /** Hands the list to Kysely's Migrator, binding each migration to the dialect's traits. */
 export function migrationProvider(traits: DialectTraits, migrations = MIGRATIONS): MigrationProvider {
