@@ -54,8 +54,9 @@ for (const dialect of DIALECTS) {
     const welcomes = (contactId: number) =>
       db().selectFrom('outgoing_messages').select('subject').where('contact_id', '=', contactId).where('kind', '=', 'customer_welcome').execute();
     const customersOf = (contactId: number) => db().selectFrom('customers').select(['id', 'email']).where('contact_id', '=', contactId).execute();
-    const eventsAbout = async (type: string, contactId: number) =>
-      (await db().selectFrom('outbox_events').select(['id', 'event_type', 'payload']).where('event_type', '=', type).orderBy('id').execute())
+    /** The outbox events of these types about a contact, in the order they committed. */
+    const eventsAbout = async (contactId: number, ...types: string[]) =>
+      (await db().selectFrom('outbox_events').select(['event_type', 'payload']).where('event_type', 'in', types).orderBy('id').execute())
         .map((e) => ({ type: e.event_type, payload: t.handle.traits.decodeJson(e.payload) as Record<string, string> }))
         .filter((e) => e.payload.contact_id === String(contactId));
 
@@ -119,7 +120,7 @@ for (const dialect of DIALECTS) {
         allAnswered(responses, [200]);
         const taggings = await db().selectFrom('contact_taggings').select('contact_tag_id').where('contact_id', '=', contactId).execute();
         assert.deepEqual(taggings.map((r) => Number(r.contact_tag_id)), [vip]);
-        assert.equal((await eventsAbout('tag_added', contactId)).length, 1, 'one tag_added event');
+        assert.equal((await eventsAbout(contactId, 'tag_added')).length, 1, 'one tag_added event');
       });
 
       it(`${RACERS} adds, removes and replacements mixed: all 200, and the events are exactly the changes`, async () => {
@@ -132,18 +133,15 @@ for (const dialect of DIALECTS) {
         });
         allAnswered(responses, [200]);
         const has = new Set((await db().selectFrom('contact_taggings').select('contact_tag_id').where('contact_id', '=', contactId).execute()).map((r) => Number(r.contact_tag_id)));
-        const events = [...(await eventsAbout('tag_added', contactId)), ...(await eventsAbout('tag_removed', contactId))];
+        const events = await eventsAbout(contactId, 'tag_added', 'tag_removed');
+        assert.ok(events.length > 0, 'some requests changed the tags');
         for (const tag of [vip, lead]) {
           // Each tag's events, in commit order, must alternate added/removed from "not tagged" and
           // end in the tag's final state: an event for every change and only for a change.
-          const own = (await db().selectFrom('outbox_events').select(['id', 'event_type', 'payload']).orderBy('id').execute())
-            .map((e) => ({ type: e.event_type, payload: t.handle.traits.decodeJson(e.payload) as Record<string, string> }))
-            .filter((e) => e.payload.contact_id === String(contactId) && e.payload.tag_id === String(tag))
-            .map((e) => e.type);
+          const own = events.filter((e) => e.payload.tag_id === String(tag)).map((e) => e.type);
           own.forEach((type, k) => assert.equal(type, k % 2 === 0 ? 'tag_added' : 'tag_removed', `tag ${tag}: events alternate: ${own.join(', ')}`));
           assert.equal(own.length % 2 === 1, has.has(tag), `tag ${tag}: the last event matches the final state`);
         }
-        assert.ok(events.length > 0);
       });
     });
 
@@ -165,12 +163,12 @@ for (const dialect of DIALECTS) {
         await grantedOnce(contactId, [{ offer: bundle, products: [course, workbook], title: 'Bundle' }]);
         const taggings = await db().selectFrom('contact_taggings').select('contact_tag_id').where('contact_id', '=', contactId).execute();
         assert.deepEqual(taggings.map((r) => Number(r.contact_tag_id)).sort(), [vip, lead].sort(), 'one tagging per form tag');
-        assert.equal((await eventsAbout('tag_added', contactId)).length, 2, 'one tag_added event per form tag');
+        assert.equal((await eventsAbout(contactId, 'tag_added')).length, 2, 'one tag_added event per form tag');
         const subscriptions = await db().selectFrom('email_sequence_subscriptions').select('id').where('contact_id', '=', contactId).execute();
         assert.equal(subscriptions.length, 1, 'one sequence subscription');
         const submissions = await db().selectFrom('form_submissions').select('id').where('contact_id', '=', contactId).execute();
         assert.equal(submissions.length, RACERS, 'every submission is recorded');
-        assert.equal((await eventsAbout('form_submission', contactId)).length, RACERS, 'a form_submission event per submission');
+        assert.equal((await eventsAbout(contactId, 'form_submission')).length, RACERS, 'a form_submission event per submission');
       });
     });
 
