@@ -8,6 +8,7 @@ import {
   type Expression,
   type ExpressionBuilder,
   type RawBuilder,
+  type SelectQueryBuilder,
   type SqlBool,
 } from 'kysely';
 
@@ -65,6 +66,13 @@ export interface DialectTraits {
   /** Whether a driver error is a unique-constraint violation. */
   isUniqueViolation(error: unknown): boolean;
 
+  /**
+   * The select, also locking the rows it reads until the transaction ends (PostgreSQL: FOR UPDATE).
+   * SQLite has no row locks and needs none: its write transactions begin immediate, holding the
+   * database's one write lock from their start, so no other writer can change what they read.
+   */
+  lockingRows<QB extends AnySelect>(query: QB): QB;
+
   /** `expr LIKE pattern` ignoring ASCII case, with `\` as the escape character. */
   likeInsensitive<DB, TB extends keyof DB>(
     eb: ExpressionBuilder<DB, TB>,
@@ -72,6 +80,9 @@ export interface DialectTraits {
     pattern: string,
   ): Expression<SqlBool>;
 }
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnySelect = SelectQueryBuilder<any, any, any>;
 
 const isoMillis = (d: Date): string => d.toISOString();
 
@@ -161,6 +172,7 @@ export const sqliteTraits: DialectTraits = {
   timestampText: (expr) => expr as Expression<string>,
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE',
+  lockingRows: (query) => query,
   // SQLite's LIKE already ignores ASCII case.
   likeInsensitive: (_eb, expr, pattern) => sql<SqlBool>`${expr} like ${pattern} escape '\\'`,
 };
@@ -198,6 +210,7 @@ export const postgresTraits: DialectTraits = {
   timestampText: (expr) => sql<string>`to_char(${expr} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505',
+  lockingRows: (query) => query.forUpdate() as typeof query,
   // The column side is the text the trigram indexes hold (postgresAsciiLower), written inline,
   // not bound, so that the planner matches it to them.
   likeInsensitive: (_eb, expr, pattern) =>

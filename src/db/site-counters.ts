@@ -17,9 +17,16 @@
 // held to the end of the writing transaction, so writes to one site are serialised from their first
 // row change on, and two transactions can never take counter rows in opposite orders (no
 // deadlocks between counters). Writes to different sites never wait for each other.
+//
+// A request's write takes that same row lock before it reads anything (lockSiteWrites, called by
+// the engine): otherwise it would take it only at its first row change, after checking what
+// exists, and two requests could both decide to make the same grant, or one would hold a row or
+// a unique-index entry while waiting for the version row that the other holds while waiting for
+// that entry (a deadlock). Taken first, the lock makes a site's write requests run one after the
+// other on PostgreSQL as every write transaction does on SQLite (begin immediate).
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseHandle } from './connect.js';
-import type { DialectName } from './dialect-traits.js';
+import type { DialectName, DialectTraits } from './dialect-traits.js';
 import { DERIVED_DATA } from './derived-data.js';
 
 /** Tables with a site_id column whose rows are counted per site (every list table of a site). */
@@ -205,6 +212,16 @@ const TRIGGERS: Record<DialectName, TriggerDialect> = { sqlite: sqliteTriggers, 
 
 async function run(db: AnyDb, statements: string[]): Promise<void> {
   for (const statement of statements) await sql.raw(statement).execute(db);
+}
+
+/**
+ * Waits for, and holds to the end of the transaction, the write lock of a site: its version
+ * counter row (see "Locking" above). `db` must be the write's transaction.
+ */
+export async function lockSiteWrites(db: AnyDb, traits: DialectTraits, siteId: number): Promise<void> {
+  await traits
+    .lockingRows(db.selectFrom('site_counters').select('value').where('site_id', '=', siteId).where('counter', '=', VERSION_COUNTER))
+    .execute();
 }
 
 /** Creates the counter table's upkeep triggers (the 0004 migration, and after a bulk load). */

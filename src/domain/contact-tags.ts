@@ -5,6 +5,12 @@
 // - PATCH makes the set exactly the given tags: it removes the others and adds the missing ones;
 // - each tagging actually added or removed writes a tag_added / tag_removed outbox event in the
 //   same transaction, so webhooks announce exactly the changes that committed.
+//
+// "Actually" is decided by the database, not by what was read before: a tagging is inserted with
+// ON CONFLICT DO NOTHING on its primary key and removed with DELETE ... RETURNING, and only the
+// rows that came back are announced. A concurrent request that made the same change first (the
+// engine serialises a site's writes, but the rule does not depend on it) leaves this one nothing
+// to announce, and never a unique violation.
 import type { WriteContext, WriteTarget } from '../jsonapi/resource.js';
 import { recordEvent } from './outbox.js';
 
@@ -39,20 +45,36 @@ async function recordTagEvents(ctx: WriteContext, contact: WriteTarget, tagIds: 
   }
 }
 
+/** The given ids that came back from a write, once each, in the given order. */
+const written = (tagIds: number[], rows: Array<{ contact_tag_id: unknown }>): number[] => {
+  const back = new Set(rows.map((r) => Number(r.contact_tag_id)));
+  return [...new Set(tagIds)].filter((id) => back.has(id));
+};
+
+/** Tags the contact with each tag, in id order; announces those it did not have. */
 async function insertTaggings(ctx: WriteContext, contact: WriteTarget, tagIds: number[]): Promise<void> {
   if (tagIds.length === 0) return;
+  const ordered = [...new Set(tagIds)].sort((a, b) => a - b);
   const at = ctx.handle.traits.encodeTimestamp(ctx.now);
-  await ctx.handle.db
+  const rows = await ctx.handle.db
     .insertInto('contact_taggings')
-    .values(tagIds.map((tagId) => ({ contact_id: contact.id, contact_tag_id: tagId, created_at: at })))
+    .values(ordered.map((tagId) => ({ contact_id: contact.id, contact_tag_id: tagId, created_at: at })))
+    .onConflict((oc) => oc.columns(['contact_id', 'contact_tag_id']).doNothing())
+    .returning('contact_tag_id')
     .execute();
-  await recordTagEvents(ctx, contact, tagIds, 'tag_added');
+  await recordTagEvents(ctx, contact, written(tagIds, rows), 'tag_added');
 }
 
+/** Removes each tag from the contact; announces those it had. */
 async function deleteTaggings(ctx: WriteContext, contact: WriteTarget, tagIds: number[]): Promise<void> {
   if (tagIds.length === 0) return;
-  await ctx.handle.db.deleteFrom('contact_taggings').where('contact_id', '=', contact.id).where('contact_tag_id', 'in', tagIds).execute();
-  await recordTagEvents(ctx, contact, tagIds, 'tag_removed');
+  const rows = await ctx.handle.db
+    .deleteFrom('contact_taggings')
+    .where('contact_id', '=', contact.id)
+    .where('contact_tag_id', 'in', tagIds)
+    .returning('contact_tag_id')
+    .execute();
+  await recordTagEvents(ctx, contact, written(tagIds, rows), 'tag_removed');
 }
 
 /** POST: tags the contact with each tag it does not have yet. */

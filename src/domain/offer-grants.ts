@@ -14,6 +14,12 @@
 //   meta.send_customer_welcome_email is false;
 // - changes nothing for an offer the contact already holds (an active grant).
 //
+// Under concurrency (see docs/architecture.md, "Concurrent writes"): the engine serialises a
+// site's write requests, and the database holds the rule itself besides: an active grant by hand
+// is unique per contact and offer, an active grant of a purchase unique per purchase (migration
+// 0006). Grants and customers are inserted with ON CONFLICT DO NOTHING, and only the transaction
+// whose row went in writes the memberships and the welcome email that go with it.
+//
 // Revoking an offer ends access, as upstream says, for both grants and purchases of the offer:
 // the active grants get revoked_at, the active purchases of the offer by the contact's customer
 // are deactivated ('access revoked'; a subscription is left as it is, as deactivation does), and
@@ -100,37 +106,43 @@ async function ensureCustomer(ctx: WriteContext, siteId: number, contactId: numb
     ]);
   }
   const at = traits.encodeTimestamp(ctx.now);
-  try {
-    const row = await db
-      .insertInto('customers')
-      .values({
-        site_id: siteId,
-        contact_id: contactId,
-        name: contact.name,
-        email: contact.email,
-        net_revenue_cents: 0,
-        sign_in_count: 0,
-        created_at: at,
-        updated_at: at,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return { id: Number(row.id), email: contact.email };
-  } catch (error) {
-    // A concurrent grant made the customer first; this request changes nothing and can be retried.
-    if (!traits.isUniqueViolation(error)) throw error;
-    throw new ApiError(409, [{ code: 'conflict', title: 'Conflict', detail: 'A concurrent request made this contact a customer; retry the request' }]);
+  const row = await db
+    .insertInto('customers')
+    .values({
+      site_id: siteId,
+      contact_id: contactId,
+      name: contact.name,
+      email: contact.email,
+      net_revenue_cents: 0,
+      sign_in_count: 0,
+      created_at: at,
+      updated_at: at,
+    })
+    // Another transaction made the contact a customer first (it committed while this one read):
+    // that customer is this contact's, so use it rather than fail.
+    .onConflict((oc) => oc.doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (row) return { id: Number(row.id), email: contact.email };
+  const made = await db.selectFrom('customers').select(['id', 'email']).where('contact_id', '=', contactId).executeTakeFirst();
+  if (!made) {
+    throw new ApiError(409, [
+      { code: 'customer_conflict', title: 'Conflict', detail: `Another contact's customer already uses ${contact.email} in this site` },
+    ]);
   }
+  return { id: Number(made.id), email: made.email };
 }
 
 /**
  * One grant of an offer to a contact (by hand, or for a purchase) and a current membership per
- * product it gives: the only place access is created.
+ * product it gives: the only place access is created. Null when the grant exists already (an
+ * active grant by hand of the offer to the contact, or an active grant of the purchase): then
+ * nothing is written.
  */
 export async function insertGrant(
   ctx: WriteContext,
   grant: { siteId: number; contactId: number; offerId: number; purchaseId: number | null; productIds: readonly number[] },
-): Promise<number> {
+): Promise<number | null> {
   const { db, traits } = ctx.handle;
   const at = traits.encodeTimestamp(ctx.now);
   const row = await db
@@ -145,8 +157,18 @@ export async function insertGrant(
       created_at: at,
       updated_at: at,
     })
+    // The partial unique indexes of migration 0006; their conditions name the index meant.
+    .onConflict((oc) =>
+      (grant.purchaseId === null
+        ? oc.columns(['contact_id', 'offer_id']).where('purchase_id', 'is', null)
+        : oc.column('purchase_id').where('purchase_id', 'is not', null)
+      )
+        .where('revoked_at', 'is', null)
+        .doNothing(),
+    )
     .returning('id')
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (!row) return null;
   if (grant.productIds.length > 0) {
     await db
       .insertInto('memberships')
@@ -174,7 +196,8 @@ export async function insertGrant(
  */
 export async function grantOffers(ctx: WriteContext, siteId: number, contactId: number, offerIds: number[], welcome: boolean): Promise<void> {
   const held = await activeOfferIds(ctx, contactId);
-  const granting = offerIds.filter((id) => !held.has(id));
+  // In id order, once each: concurrent grants of several offers then take their rows in one order.
+  const granting = [...new Set(offerIds)].filter((id) => !held.has(id)).sort((a, b) => a - b);
   if (granting.length === 0) return;
   const { db, traits } = ctx.handle;
   const customer = await ensureCustomer(ctx, siteId, contactId);
@@ -185,8 +208,8 @@ export async function grantOffers(ctx: WriteContext, siteId: number, contactId: 
   );
   for (const offerId of granting) {
     const productIds = products.filter((p) => Number(p.offer_id) === offerId).map((p) => Number(p.product_id));
-    await insertGrant(ctx, { siteId, contactId, offerId, purchaseId: null, productIds });
-    if (welcome) {
+    const granted = await insertGrant(ctx, { siteId, contactId, offerId, purchaseId: null, productIds });
+    if (granted !== null && welcome) {
       const title = titles.get(offerId) ?? `offer ${offerId}`;
       await db
         .insertInto('outgoing_messages')

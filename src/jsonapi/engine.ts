@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
+import { lockSiteWrites } from '../db/site-counters.js';
 import { DocumentRenderer, type ResourceIdentifier, type ResourceObject } from './document.js';
 import { badRequest, forbidden, invalidParameter, notFound } from './errors.js';
 import { Executor } from './executor.js';
@@ -166,6 +167,9 @@ export class JsonApiEngine {
     const write = this.writeOf(resource, principal, 'create');
     const document = readResourceDocument(resource, body, write.rules, { create: true });
     const id = await this.inTransaction(principal, async (ctx) => {
+      const found = await this.findTargets(ctx.handle.db, resource, document.relationships, principal);
+      await this.lockSites(ctx, Object.values(found).map((target) => target.siteId));
+      // Found again under the lock: a target deleted meanwhile is a 404, not a broken reference.
       const targets = await this.findTargets(ctx.handle.db, resource, document.relationships, principal);
       return write.create!(ctx, { ...document, targets });
     });
@@ -177,7 +181,7 @@ export class JsonApiEngine {
     const write = this.writeOf(resource, principal, 'update');
     const document = readResourceDocument(resource, body, write.updateRules ?? write.rules, { create: false, id: rawId });
     await this.inTransaction(principal, async (ctx) => {
-      const record = await this.findRecord(ctx.handle.db, resource, rawId, principal);
+      const record = await this.findLockedRecord(ctx, resource, rawId, principal);
       const targets = await this.findTargets(ctx.handle.db, resource, document.relationships, principal);
       await write.update!(ctx, record, { ...document, targets });
     });
@@ -188,7 +192,7 @@ export class JsonApiEngine {
   async delete(resource: ResourceDefinition, rawId: string, principal: Principal): Promise<{ data: Record<string, never> }> {
     const write = this.writeOf(resource, principal, 'delete');
     await this.inTransaction(principal, async (ctx) => {
-      const record = await this.findRecord(ctx.handle.db, resource, rawId, principal);
+      const record = await this.findLockedRecord(ctx, resource, rawId, principal);
       await write.delete!(ctx, record);
     });
     return { data: {} };
@@ -214,7 +218,7 @@ export class JsonApiEngine {
     requirePermissions(principal, [write.permission, resource.readPermission, target.readPermission], `Changing ${resource.type} ${name}`);
     const { ids, meta } = readRelationshipDocument(body, relationship.type);
     await this.inTransaction(principal, async (ctx) => {
-      const record = await this.findRecord(ctx.handle.db, resource, rawId, principal);
+      const record = await this.findLockedRecord(ctx, resource, rawId, principal);
       const targets: WriteTarget[] = [];
       for (const [i, id] of ids.entries()) {
         const found = await this.findAccessible(ctx.handle.db, target, id, principal);
@@ -247,7 +251,7 @@ export class JsonApiEngine {
       throw badRequest('unexpected_body', `${name} takes no request body`, { pointer: '' });
     }
     const answer = await this.inTransaction(principal, async (ctx) => {
-      const record = await this.findRecord(ctx.handle.db, resource, rawId, principal);
+      const record = await this.findLockedRecord(ctx, resource, rawId, principal);
       const targets = document && bodyResource ? await this.findTargets(ctx.handle.db, bodyResource, document.relationships, principal) : {};
       const result = await action.run(ctx, record, document ? { ...document, targets } : undefined);
       return result ?? { type: resource.type, id: record.id, created: false };
@@ -276,6 +280,26 @@ export class JsonApiEngine {
       const handle: DatabaseHandle = { db: trx as unknown as DatabaseHandle['db'], traits: this.options.traits, description: 'transaction', close: async () => {} };
       return fn({ handle, principal, now: this.options.now() });
     });
+  }
+
+  /**
+   * Takes the write lock of each site a write changes, in id order, before the write reads what it
+   * will change (see "Locking" in src/db/site-counters.ts): concurrent writes to one site then
+   * behave as the same requests one after another would, and never deadlock on each other.
+   */
+  private async lockSites(ctx: WriteContext, siteIds: readonly number[]): Promise<void> {
+    for (const siteId of [...new Set(siteIds)].sort((a, b) => a - b)) await lockSiteWrites(ctx.handle.db, ctx.handle.traits, siteId);
+  }
+
+  /**
+   * The record `rawId` names, with its site locked for the write. It is found again under the
+   * lock, so that a record another request deleted while this one waited is a 404, as it would be
+   * had the requests come one after the other.
+   */
+  private async findLockedRecord(ctx: WriteContext, resource: ResourceDefinition, rawId: string, principal: Principal): Promise<WriteTarget> {
+    const seen = await this.findRecord(ctx.handle.db, resource, rawId, principal);
+    await this.lockSites(ctx, [seen.siteId]);
+    return this.findRecord(ctx.handle.db, resource, rawId, principal);
   }
 
   /** The record `rawId` names, if the principal may reach it; otherwise 404 like a missing one. */

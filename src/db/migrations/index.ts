@@ -7,6 +7,7 @@ import { platform } from './0002_platform.js';
 import { writes } from './0003_writes.js';
 import { scale } from './0004_scale.js';
 import { textSearch } from './0005_text_search.js';
+import { writeRaces } from './0006_write_races.js';
 import { financialRecords } from './0007_financial_records.js';
 
 export interface AppMigration {
@@ -14,7 +15,7 @@ export interface AppMigration {
   up(db: Kysely<unknown>, traits: DialectTraits): Promise<void>;
 }
 
-export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, financialRecords];
+export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords];
 
 /** Hands the list to Kysely's Migrator, binding each migration to the dialect's traits. */
 export function migrationProvider(traits: DialectTraits, migrations = MIGRATIONS): MigrationProvider {
