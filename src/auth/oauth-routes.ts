@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../jsonapi/errors.js';
 import { acceptFormBodies } from '../jsonapi/http.js';
 import { bearerAuthentication, principalOf } from './authenticate.js';
+import type { RateLimits } from './rate-limits.js';
 import type { TokenService } from './tokens.js';
 
 const oauthError = (status: number, code: string, detail: string, headers: Record<string, string> = {}) =>
@@ -55,7 +56,7 @@ const oauthErrorSchema = {
   properties: { error: { type: 'string' }, error_description: { type: 'string' } },
 } as const;
 
-export function oauthRoutes(tokens: TokenService) {
+export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
   return async function register(app: FastifyInstance): Promise<void> {
     acceptFormBodies(app);
 
@@ -87,8 +88,12 @@ export function oauthRoutes(tokens: TokenService) {
           if (!clientId || !clientSecret) {
             throw oauthError(400, 'invalid_request', 'client_id and client_secret are required for grant_type=client_credentials');
           }
+          // Guessing secrets: after too many failures the client id and the address get 429s,
+          // whatever the secret, so that the answer tells nothing until the minute is over.
+          await limits.refuseWhileFailing(request, clientId);
           const issued = await tokens.grantForClient(clientId, clientSecret);
           if (!issued) {
+            await limits.recordFailure(request, clientId);
             throw oauthError(401, 'invalid_client', 'Unknown client_id or wrong client_secret', basic ? { 'www-authenticate': 'Basic realm="sitebiz"' } : {});
           }
           return reply.type('application/json').send(issued);
@@ -114,7 +119,7 @@ export function oauthRoutes(tokens: TokenService) {
       '/oauth/revoke',
       {
         config: { errorFormat: 'oauth' },
-        onRequest: bearerAuthentication(tokens),
+        onRequest: bearerAuthentication(tokens, limits),
         schema: {
           tags: ['Authentication'],
           summary: 'Revoke a token',
