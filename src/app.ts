@@ -91,8 +91,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('database', database);
   app.addHook('onClose', async () => database.close());
   app.decorateRequest('principal', null);
+  // Once the app is closing, every answer ends its connection: a kept-alive connection would
+  // otherwise hold the shutdown until its keep-alive timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) reply.header('connection', 'close');
   });
 
   const tokens = new TokenService(database, {
