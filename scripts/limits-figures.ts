@@ -7,14 +7,12 @@
 // PostgreSQL figures need TEST_DATABASE_URL (a database is created and dropped; the outage goes
 // through a TCP proxy in this process, never touching the server itself).
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import pg from 'pg';
-import { freePort, ServeProcess, childEnv, request } from '../test/support/serve-process.js';
+import { accessToken, childEnv, freePort, freshDatabase, request, ServeProcess } from '../test/support/serve-process.js';
 
 const tree = resolve(process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : '.');
 const onlyIndex = process.argv.indexOf('--only');
@@ -34,35 +32,11 @@ async function started(databaseUrl: string, env: Record<string, string> = {}) {
   const port = await freePort();
   const server = serve(databaseUrl, port, env);
   await server.waitFor(/sitebiz is serving .*\n/);
-  const { clientId, clientSecret } = server.credentials();
-  const grant = await request(port, {
-    method: 'POST',
-    path: '/v1/oauth/token',
-    requestId: 'grant',
-    form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
-  });
-  const token = (JSON.parse(grant.body) as { access_token: string }).access_token;
-  return { server, port, clientId, clientSecret, token };
+  return { server, port, clientId: server.credentials().clientId, token: await accessToken(port, server) };
 }
 
-async function postgresDatabase(): Promise<{ url: string; drop(): Promise<void> } | undefined> {
-  const base = process.env.TEST_DATABASE_URL;
-  if (!base) return undefined;
-  const name = `sitebiz_figures_${randomBytes(5).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: base });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create database ${name}`);
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return { url: url.href, drop: () => admin(`drop database if exists ${name} with (force)`) };
-}
+/** A PostgreSQL database of its own, when TEST_DATABASE_URL is set. */
+const postgresDatabase = async () => (process.env.TEST_DATABASE_URL ? freshDatabase('postgres') : undefined);
 
 const sqliteUrl = () => `sqlite:${join(mkdtempSync(join(scratch, 'db-')), 'db.sqlite')}`;
 const tally = (values: Array<string | number>) =>
@@ -94,7 +68,7 @@ async function wrongSecrets(seconds = 10): Promise<void> {
   agent.destroy();
   await server.stop();
   const checked = statuses.filter((s) => s === 401).length;
-  console.log(`wrong secrets: ${statuses.length} requests in ${seconds} s (${tally(statuses)}); secrets checked: ${checked}, ${Math.round((checked * 60) / seconds)} a minute`);
+  console.log(`wrong secrets: ${statuses.length} requests in ${seconds} s (${tally(statuses)}); secrets checked (401s): ${checked} in ${seconds} s`);
 }
 
 /** A request whose headers arrive with a Content-Length and whose body then stalls: how long it is held. */
@@ -146,7 +120,7 @@ async function sigterm(dialect: 'sqlite' | 'postgres', trials = 3): Promise<void
     const results = await Promise.all(outcomes);
     const { code } = await exit;
     console.log(`SIGTERM [${dialect}] trial ${trial}: ${tally(results)}; exit ${code} after ${((Date.now() - t0) / 1000).toFixed(2)} s`);
-    await pgdb?.drop();
+    await pgdb?.cleanup();
   }
 }
 
@@ -199,7 +173,7 @@ async function outage(): Promise<void> {
   console.log(`outage: exit ${stop.code}`);
   dropAll();
   proxy?.close();
-  await pgdb.drop();
+  await pgdb.cleanup();
 }
 
 try {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DIALECTS } from './support/harness.js';
-import { freePort, freshDatabase, request, startServe, type ServeProcess } from './support/serve-process.js';
+import { accessToken, freePort, freshDatabase, request, startServe, type ServeProcess } from './support/serve-process.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'sitebiz-shutdown-cwd-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -66,15 +66,7 @@ for (const dialect of DIALECTS) {
           SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
         });
         await server.waitFor(/sitebiz is serving .*\n/);
-        const { clientId, clientSecret } = server.credentials();
-        const grant = await request(port, {
-          method: 'POST',
-          path: '/v1/oauth/token',
-          requestId: 'grant',
-          form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
-        });
-        assert.equal(grant.status, 200, grant.body);
-        const token = (JSON.parse(grant.body) as { access_token: string }).access_token;
+        const token = await accessToken(port, server);
 
         const { outcomes, exit, stopMs } = await inFlightThenSignal(server, port, token, signal);
         assert.deepEqual(outcomes, Array(IN_FLIGHT).fill(200), `every request answered; stderr:\n${server.stderr}`);

@@ -180,3 +180,16 @@ export function request(port: number, options: RequestOptions): Promise<{ status
     req.end(body);
   });
 }
+
+/** An access token from serve's OAuth endpoint, for the demo credentials it printed. */
+export async function accessToken(port: number, server: ServeProcess): Promise<string> {
+  const { clientId, clientSecret } = server.credentials();
+  const grant = await request(port, {
+    method: 'POST',
+    path: '/v1/oauth/token',
+    requestId: 'grant',
+    form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
+  });
+  if (grant.status !== 200) throw new Error(`POST /v1/oauth/token answered ${grant.status}: ${grant.body}`);
+  return (JSON.parse(grant.body) as { access_token: string }).access_token;
+}
