@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { bearerAuthentication } from './auth/authenticate.js';
 import { oauthRoutes } from './auth/oauth-routes.js';
+import { installRateLimits } from './auth/rate-limits.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
@@ -34,6 +35,8 @@ export interface AppOptions {
   now?: () => Date;
   /** The resources to serve; the engine's own tests pass fixtures. Default: every API resource. */
   resources?: readonly ResourceDefinition[];
+  /** Prefix of the rate-limit keys in Redis (tests use their own); default `sitebiz:ratelimit:`. */
+  redisNamespace?: string;
 }
 
 // An incoming X-Request-Id is kept when it looks like an id, so logs join up across services.
@@ -72,7 +75,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // The engine parses query strings itself (bracket keys, repeats are errors).
       querystringParser: () => ({}),
     },
-    return503OnClosing: true,
+    // Requests that arrive while closing (on a connection accepted before) are answered, not
+    // refused: the shutdown in server.ts waits for them (Connection: close ends their connection).
+    return503OnClosing: false,
+    ...connectionTimeouts(config),
     frameworkErrors: frameworkErrorHandler,
     logController: new OneLinePerRequest(),
   });
@@ -85,8 +91,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('database', database);
   app.addHook('onClose', async () => database.close());
   app.decorateRequest('principal', null);
+  // Once the app is closing, every answer ends its connection: a kept-alive connection would
+  // otherwise hold the shutdown until its keep-alive timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) reply.header('connection', 'close');
   });
 
   const tokens = new TokenService(database, {
@@ -106,6 +119,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.decorate('tokens', tokens);
   app.decorate('engine', engine);
+
+  const limits = await installRateLimits(app, config, options.redisNamespace ? { redisNamespace: options.redisNamespace } : {});
+  if (config.rateLimitPerMinute > 0) {
+    // Authenticated routes count in their Bearer hook (by API key); every other /v1 request (the
+    // token endpoint, version, 404s, 405s) counts here, by address, before its body is read.
+    app.addHook('preParsing', async (request, reply) => {
+      if (!limits.counted(request) && isApiPath(request.url)) await limits.countRequest(request, reply);
+    });
+  }
 
   installErrorHandling(app);
   const addMethodNotAllowedRoutes = trackRoutesForMethodNotAllowed(app);
@@ -136,9 +158,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     async (v1) => {
       v1.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send(app.swagger()));
       await v1.register(versionRoute(config.publicUrl));
-      await v1.register(oauthRoutes(tokens));
+      await v1.register(oauthRoutes(tokens, limits));
       await v1.register(async (api) => {
-        api.addHook('onRequest', bearerAuthentication(tokens));
+        api.addHook('onRequest', bearerAuthentication(tokens, limits));
         await api.register(meRoute(engine));
         await api.register(resourceRoutes(engine));
       });
@@ -147,4 +169,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   addMethodNotAllowedRoutes();
   return app;
+}
+
+const isApiPath = (url: string) => url.startsWith('/v1/') || url === '/v1' || url.startsWith('/v1?');
+
+/**
+ * Slow clients: a request must arrive whole within REQUEST_TIMEOUT_MS (then Node answers 408 and
+ * closes), and a connection with a request open on which no byte moves for IDLE_TIMEOUT_MS is
+ * closed. An idle keep-alive connection between requests is closed after Fastify's 72 s
+ * keep-alive timeout, longer than the usual load balancer's 60 s, so that the balancer closes first.
+ */
+function connectionTimeouts(config: Config) {
+  return {
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.idleTimeoutMs,
+    http: {
+      headersTimeout: config.requestTimeoutMs,
+      // Node checks the request and header deadlines on this interval (30 s by default, which
+      // would let a 30 s deadline run to 60 s).
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(config.requestTimeoutMs / 10))),
+    },
+  };
 }

@@ -3,6 +3,7 @@
 // primary of a node:cluster: it does the database set-up once, then forks N workers that each
 // build the app and listen on the same port (see worker-supervisor.ts).
 import cluster from 'node:cluster';
+import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
@@ -12,7 +13,8 @@ import { initialize } from './domain/initialize.js';
 import { printCredentials } from './main.js';
 import { WorkerSupervisor } from './worker-supervisor.js';
 
-const SHUTDOWN_GRACE_MS = 10_000;
+/** Longest time spent taking in connections and requests already on their way at a signal. */
+const TAKE_IN_MAX_MS = 1_000;
 
 export async function serve(config: Config): Promise<void> {
   if (config.workers === 1) return serveInThisProcess(config);
@@ -28,7 +30,7 @@ async function serveInThisProcess(config: Config): Promise<void> {
   // The signal handlers go in before the banner: whoever reads "serving" may signal at once.
   const signal = shutdownSignal();
   process.stdout.write(`${banner.join('\n')}\nsitebiz is serving ${config.publicUrl}/v1 (docs: ${config.publicUrl}/docs)\n\n`);
-  await closeGracefully(app, await signal);
+  await closeGracefully(app, await signal, config.shutdownTimeoutMs);
 }
 
 /**
@@ -42,7 +44,7 @@ async function superviseWorkers(config: Config): Promise<void> {
   await database.close();
 
   const log = pino({ level: config.logLevel }).child({ role: 'primary' });
-  const supervisor = new WorkerSupervisor({ workers: config.workers, log, stopGraceMs: SHUTDOWN_GRACE_MS });
+  const supervisor = new WorkerSupervisor({ workers: config.workers, log, stopGraceMs: config.shutdownTimeoutMs });
   // Installed before the workers start, so that a signal during the start stops them too.
   const signal = shutdownSignal();
   await supervisor.start();
@@ -61,7 +63,7 @@ async function serveAsWorker(config: Config): Promise<void> {
   const signal = shutdownSignal();
   const app = await buildApp({ config });
   await app.listen({ port: config.port, host: config.host });
-  await closeGracefully(app, await signal);
+  await closeGracefully(app, await signal, config.shutdownTimeoutMs);
   // Leaving the cluster closes the channel to the primary, the last thing keeping this process up.
   cluster.worker?.disconnect();
 }
@@ -107,22 +109,51 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
 }
 
 /**
- * Stops accepting, finishes the requests in flight, closes the database. Exits with 1 if
- * requests are still running after the grace period.
+ * Takes in what has already reached this process, answers every request, then closes the database.
+ * Exits with 1 if requests are still running when the deadline passes.
  */
-async function closeGracefully(app: FastifyInstance, signal: NodeJS.Signals): Promise<void> {
-  app.log.info({ signal }, 'shutting down: no new connections, finishing requests in flight');
+async function closeGracefully(app: FastifyInstance, signal: NodeJS.Signals, deadlineMs: number): Promise<void> {
+  app.log.info({ signal, deadlineMs }, 'shutting down: no new connections, finishing requests in flight');
   const force = setTimeout(() => {
-    app.log.error('requests still running after the grace period; exiting');
+    app.log.error({ deadlineMs }, 'requests still running at the shutdown deadline; exiting');
     process.exit(1);
-  }, SHUTDOWN_GRACE_MS);
+  }, deadlineMs);
   force.unref();
   try {
-    // close() stops accepting, waits for in-flight requests, then runs onClose (the pool).
+    await takeInArrivals(app.server, Math.min(TAKE_IN_MAX_MS, deadlineMs / 4));
+    // close() stops accepting, closes idle connections, waits for the requests in flight (a
+    // request that arrives meanwhile on an open connection is answered with Connection: close),
+    // then runs onClose (the database).
     await app.close();
   } catch (error) {
     app.log.error({ err: error }, 'error during shutdown');
   } finally {
     clearTimeout(force);
+  }
+}
+
+/**
+ * Closing the listener resets the connections the kernel has accepted but this process has not
+ * taken yet, and closing idle connections drops those whose request has arrived but not been read:
+ * a process busy with synchronous work (SQLite) is often behind on both when the signal comes. So
+ * let the event loop run until two turns in a row bring no new connection and no new request (or
+ * `maxMs` passes), and only then close.
+ */
+async function takeInArrivals(server: Server, maxMs: number): Promise<void> {
+  let arrivals = 0;
+  const arrived = () => arrivals++;
+  server.on('connection', arrived);
+  server.on('request', arrived);
+  const deadline = Date.now() + maxMs;
+  try {
+    for (let quietTurns = 0; quietTurns < 2 && Date.now() < deadline; ) {
+      const before = arrivals;
+      // Each wait lets one poll phase run: accepts, reads, and the handlers they start.
+      await new Promise((resolve) => setImmediate(resolve));
+      quietTurns = arrivals === before ? quietTurns + 1 : 0;
+    }
+  } finally {
+    server.off('connection', arrived);
+    server.off('request', arrived);
   }
 }

@@ -4,167 +4,17 @@
 // carry the pid of the process that wrote them and the request id we sent (X-Request-Id): the API
 // gains nothing for the test.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
-import pg from 'pg';
-import { SETTINGS } from '../src/config.js';
-import { DIALECTS, type DialectName } from './support/harness.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'sitebiz.js');
-const START_TIMEOUT_MS = 60_000;
-const STOP_TIMEOUT_MS = 20_000;
+import { DIALECTS } from './support/harness.js';
+import { freePort, freshDatabase, request, startServe as startServeIn, type ServeProcess as Server } from './support/serve-process.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'sitebiz-workers-cwd-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** Our environment without any sitebiz setting, plus `extra`. */
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const spec of Object.values(SETTINGS)) delete env[spec.env];
-  return { ...env, ...extra };
-}
-
-interface LogLine {
-  pid: number;
-  msg: string;
-  reqId?: string;
-  res?: { statusCode: number };
-  [key: string]: unknown;
-}
-
-/** A running `serve`, its output so far, and its JSON log lines. */
-class Server {
-  stdout = '';
-  stderr = '';
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-
-  constructor(readonly child: ChildProcess) {
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-    // 'close' comes after the output has been read to the end, unlike 'exit'.
-    this.exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  }
-
-  logs(): LogLine[] {
-    return this.stdout
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as LogLine);
-  }
-
-  /** Resolves once the output matches; fails if the process exits first or time runs out. */
-  async waitFor(pattern: RegExp, timeoutMs = START_TIMEOUT_MS): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    let done = false;
-    void this.exited.then(() => (done = true));
-    while (!pattern.test(this.stdout)) {
-      if (done) throw new Error(`serve exited before printing ${pattern}; stdout:\n${this.stdout}\nstderr:\n${this.stderr}`);
-      if (Date.now() > deadline) throw new Error(`no ${pattern} within ${timeoutMs} ms; stdout:\n${this.stdout}\nstderr:\n${this.stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-
-  async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    this.child.kill('SIGTERM');
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.child.kill('SIGKILL');
-        reject(new Error(`serve did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM; stderr:\n${this.stderr}`));
-      }, STOP_TIMEOUT_MS);
-    });
-    try {
-      return await Promise.race([this.exited, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-}
-
-function startServe(args: string[], env: Record<string, string> = {}): Server {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
-    cwd: scratch,
-    env: childEnv({ LOG_LEVEL: 'info', ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Server(child);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function freshDatabase(dialect: DialectName): Promise<{ url: string; cleanup(): Promise<void> }> {
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'sitebiz-workers-'));
-    return { url: `sqlite:${join(dir, 'db.sqlite')}`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const base = process.env.TEST_DATABASE_URL!;
-  const name = `sitebiz_workers_${randomBytes(6).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: base });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create database ${name}`);
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return { url: url.href, cleanup: () => admin(`drop database if exists ${name} with (force)`) };
-}
-
-/**
- * One request on a connection of its own (the cluster hands out connections, not requests, so
- * keep-alive would pin every request to one worker).
- */
-function request(
-  port: number,
-  options: { method?: string; path: string; requestId: string; token?: string; form?: Record<string, string> },
-): Promise<{ status: number; body: string }> {
-  const body = options.form ? new URLSearchParams(options.form).toString() : undefined;
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: options.method ?? 'GET',
-        path: options.path,
-        agent: false,
-        headers: {
-          'x-request-id': options.requestId,
-          ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-          ...(body ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } : {}),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const startServe = (args: string[], env: Record<string, string> = {}): Server => startServeIn(scratch, args, env);
 
 /** Polls until `find` returns a value (the log lines of several processes arrive in any order). */
 async function until<T>(server: Server, what: string, find: () => T | undefined, timeoutMs = 20_000): Promise<T> {

@@ -1,7 +1,9 @@
 // The Bearer check in front of every protected route: resolves the principal or answers 401.
-import type { FastifyRequest } from 'fastify';
+// The request is then counted against its API key's rate limit (a 401 against its address).
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { unauthorized } from '../jsonapi/errors.js';
 import type { Principal } from './principal.js';
+import type { RateLimits } from './rate-limits.js';
 import type { TokenService } from './tokens.js';
 
 declare module 'fastify' {
@@ -15,26 +17,36 @@ const REALM = 'Bearer realm="sitebiz"';
 const invalidToken = (detail: string) =>
   unauthorized(detail, `${REALM}, error="invalid_token", error_description="${detail.replace(/"/g, "'")}"`, 'invalid_token');
 
-export function bearerAuthentication(tokens: TokenService) {
-  return async function authenticate(request: FastifyRequest): Promise<void> {
-    const header = request.headers.authorization;
-    if (header === undefined || header === '') {
-      throw unauthorized('An Authorization: Bearer <access_token> header is required', REALM);
+export function bearerAuthentication(tokens: TokenService, limits: RateLimits) {
+  return async function authenticateAndCount(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    try {
+      request.principal = await authenticate(tokens, request);
+    } catch (error) {
+      await limits.countRequest(request, reply);
+      throw error;
     }
-    const match = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
-    if (!match?.[1]) {
-      throw unauthorized(
-        'The Authorization header must be "Bearer <access_token>"',
-        `${REALM}, error="invalid_request", error_description="malformed Authorization header"`,
-        'invalid_request',
-      );
-    }
-    const result = await tokens.authenticate(match[1]);
-    if (result === 'unknown') throw invalidToken('The access token is not valid');
-    if (result === 'expired') throw invalidToken('The access token has expired; get a new one with the refresh token');
-    if (result === 'revoked') throw invalidToken('The access token has been revoked');
-    request.principal = result;
+    await limits.countRequest(request, reply);
   };
+}
+
+async function authenticate(tokens: TokenService, request: FastifyRequest): Promise<Principal> {
+  const header = request.headers.authorization;
+  if (header === undefined || header === '') {
+    throw unauthorized('An Authorization: Bearer <access_token> header is required', REALM);
+  }
+  const match = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
+  if (!match?.[1]) {
+    throw unauthorized(
+      'The Authorization header must be "Bearer <access_token>"',
+      `${REALM}, error="invalid_request", error_description="malformed Authorization header"`,
+      'invalid_request',
+    );
+  }
+  const result = await tokens.authenticate(match[1]);
+  if (result === 'unknown') throw invalidToken('The access token is not valid');
+  if (result === 'expired') throw invalidToken('The access token has expired; get a new one with the refresh token');
+  if (result === 'revoked') throw invalidToken('The access token has been revoked');
+  return result;
 }
 
 /** The principal of an authenticated request (the hook has run). */

@@ -1,9 +1,10 @@
 // POST /v1/oauth/token and POST /v1/oauth/revoke. Errors are RFC 6749 §5.2 objects
 // ({"error": ..., "error_description": ...}), chosen per route by `errorFormat: 'oauth'`.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../jsonapi/errors.js';
 import { acceptFormBodies } from '../jsonapi/http.js';
 import { bearerAuthentication, principalOf } from './authenticate.js';
+import type { RateLimits } from './rate-limits.js';
 import type { TokenService } from './tokens.js';
 
 const oauthError = (status: number, code: string, detail: string, headers: Record<string, string> = {}) =>
@@ -64,18 +65,29 @@ const invalidClient = (basic: boolean) =>
  * HTTP Basic, or id and secret in the body); the upstream contract sends an access token of the
  * key as Bearer instead. Both are accepted, one at a time.
  */
-async function revokingKeyId(request: FastifyRequest, params: Record<string, string>, tokens: TokenService): Promise<number> {
+async function revokingKeyId(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  params: Record<string, string>,
+  tokens: TokenService,
+  limits: RateLimits,
+): Promise<number> {
   const client = clientCredentials(request, params);
   if (!client) {
-    await bearerAuthentication(tokens)(request);
+    await bearerAuthentication(tokens, limits)(request, reply);
     return principalOf(request).apiKeyId;
   }
   if (!client.basic && request.headers.authorization !== undefined) {
     throw oauthError(400, 'invalid_request', 'Send either an Authorization header or client credentials in the body, not both');
   }
   if (!client.clientId || !client.clientSecret) throw oauthError(400, 'invalid_request', 'client_id and client_secret are both required');
+  // The same throttle as the token endpoint: revoke must not become a way to guess secrets.
+  await limits.refuseWhileFailing(request, client.clientId);
   const keyId = await tokens.clientKeyId(client.clientId, client.clientSecret);
-  if (keyId === undefined) throw invalidClient(client.basic);
+  if (keyId === undefined) {
+    await limits.recordFailure(request, client.clientId);
+    throw invalidClient(client.basic);
+  }
   return keyId;
 }
 
@@ -94,7 +106,7 @@ const oauthErrorSchema = {
   properties: { error: { type: 'string' }, error_description: { type: 'string' } },
 } as const;
 
-export function oauthRoutes(tokens: TokenService) {
+export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
   return async function register(app: FastifyInstance): Promise<void> {
     acceptFormBodies(app);
 
@@ -121,8 +133,14 @@ export function oauthRoutes(tokens: TokenService) {
           if (!client?.clientId || !client.clientSecret) {
             throw oauthError(400, 'invalid_request', 'client_id and client_secret are required for grant_type=client_credentials');
           }
+          // Guessing secrets: after too many failures the client id and the address get 429s,
+          // whatever the secret, so that the answer tells nothing until the minute is over.
+          await limits.refuseWhileFailing(request, client.clientId);
           const issued = await tokens.grantForClient(client.clientId, client.clientSecret);
-          if (!issued) throw invalidClient(client.basic);
+          if (!issued) {
+            await limits.recordFailure(request, client.clientId);
+            throw invalidClient(client.basic);
+          }
           return reply.type('application/json').send(issued);
         }
 
@@ -158,7 +176,7 @@ export function oauthRoutes(tokens: TokenService) {
       },
       async (request, reply) => {
         const params = readParams(request);
-        const apiKeyId = await revokingKeyId(request, params, tokens);
+        const apiKeyId = await revokingKeyId(request, reply, params, tokens, limits);
         if (!params.token) throw oauthError(400, 'invalid_request', 'token is required');
         await tokens.revoke(params.token, apiKeyId);
         // An empty body, as upstream documents, labelled JSON: simple-oauth2 (through wreck's

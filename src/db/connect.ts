@@ -88,9 +88,16 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
   const pool = new pg.Pool({
     connectionString: config.connectionString,
     max: options.poolSize ?? config.poolSize ?? POSTGRES_DEFAULT_POOL_SIZE,
+    // While PostgreSQL is down or unreachable a request waits at most this long for a connection,
+    // then answers 503 (traits.isUnavailable); without it, it would wait as long as the outage.
+    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+    // Notice a connection whose server went away without a word (a machine lost, a network cut).
+    keepAlive: true,
     ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
   });
-  // A connection that fails while idle must not crash the process; the pool replaces it.
+  // A connection that fails while idle must not crash the process; the pool drops it (and drops a
+  // checked-out one that broke when it is released), so new connections are made once the server
+  // is back: recovery needs no restart.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(options) });
   const onQuery = options.onQuery;
@@ -112,6 +119,8 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
 
 // For handles made from a bare DatabaseConfig (tests, bench): the settings' own defaults.
 const POSTGRES_DEFAULT_POOL_SIZE = Number(SETTINGS.databasePoolSize.default);
+/** Longest wait for a new PostgreSQL connection (or a free one of the pool); docs/operations.md. */
+const POSTGRES_CONNECT_TIMEOUT_MS = 5_000;
 const SQLITE_DEFAULT_CACHE_MB = Number(SETTINGS.sqliteCacheMb.default);
 const SQLITE_DEFAULT_MMAP_MB = Number(SETTINGS.sqliteMmapMb.default);
 /** Once a checkpoint has emptied the WAL, cut its file back to this size (it is reused, not regrown). */

@@ -73,6 +73,12 @@ export interface DialectTraits {
    */
   lockingRows<QB extends AnySelect>(query: QB): QB;
 
+  /**
+   * Whether a driver error means the database cannot serve now but may soon (a restart, a lost
+   * connection, no free connection): the request answers 503 with Retry-After instead of 500.
+   */
+  isUnavailable(error: unknown): boolean;
+
   /** `expr LIKE pattern` ignoring ASCII case, with `\` as the escape character. */
   likeInsensitive<DB, TB extends keyof DB>(
     eb: ExpressionBuilder<DB, TB>,
@@ -85,6 +91,30 @@ export interface DialectTraits {
 type AnySelect = SelectQueryBuilder<any, any, any>;
 
 const isoMillis = (d: Date): string => d.toISOString();
+
+const errorCode = (error: unknown): unknown => (typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined);
+
+/** Socket errors of a connection to a database server that is down, restarting or unreachable. */
+const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+
+/**
+ * PostgreSQL server codes: class 08 (connection exception), 57P01 admin_shutdown, 57P02
+ * crash_shutdown, 57P03 cannot_connect_now (starting up or shutting down), 53300
+ * too_many_connections.
+ */
+const isPostgresUnavailableCode = (code: string) => code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code);
+
+/**
+ * node-postgres reports a lost connection and its pool's connect timeout as plain Errors without a
+ * code; these are their messages (pg 8, pg-pool 3).
+ */
+const PG_CONNECTION_MESSAGES = [
+  'Connection terminated unexpectedly',
+  'Connection terminated due to connection timeout',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+  'Connection terminated',
+];
 
 /**
  * PostgreSQL: `column` with ASCII letters lowered and every other character kept, as SQL text.
@@ -173,6 +203,12 @@ export const sqliteTraits: DialectTraits = {
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE',
   lockingRows: (query) => query,
+  // The file is local: the one passing condition is another process holding the write lock past
+  // the busy timeout.
+  isUnavailable: (error) => {
+    const code = errorCode(error);
+    return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+  },
   // SQLite's LIKE already ignores ASCII case.
   likeInsensitive: (_eb, expr, pattern) => sql<SqlBool>`${expr} like ${pattern} escape '\\'`,
 };
@@ -211,6 +247,12 @@ export const postgresTraits: DialectTraits = {
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505',
   lockingRows: (query) => query.forUpdate() as typeof query,
+  isUnavailable: (error) => {
+    const code = errorCode(error);
+    if (typeof code === 'string' && (NETWORK_ERRORS.has(code) || isPostgresUnavailableCode(code))) return true;
+    const message = error instanceof Error ? error.message : '';
+    return PG_CONNECTION_MESSAGES.some((m) => message.startsWith(m));
+  },
   // The column side is the text the trigram indexes hold (postgresAsciiLower), written inline,
   // not bound, so that the planner matches it to them.
   likeInsensitive: (_eb, expr, pattern) =>

@@ -21,7 +21,7 @@ export interface ErrorObject {
 export class ApiError extends Error {
   readonly errors: ErrorObject[];
   readonly status: number;
-  /** Extra response headers (WWW-Authenticate, Allow). */
+  /** Extra response headers (WWW-Authenticate, Allow, Retry-After). */
   readonly headers: Record<string, string>;
 
   /** Each error takes `status` unless it carries its own (several problems of different kinds). */
@@ -76,3 +76,15 @@ export const internalError = () =>
 /** A request document that is well formed but breaks a rule (a taken email, a blank name). */
 export const unprocessable = (code: string, detail: string, pointer: string) =>
   one(422, code, 'Unprocessable Entity', detail, { pointer });
+
+/** Past a rate limit; the RateLimit-* headers are already on the reply. */
+export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
+  new ApiError(429, [{ code: 'rate_limited', title: 'Too Many Requests', detail }], {
+    'retry-after': String(retryAfterSeconds),
+  });
+
+/** The database cannot be reached (restarting, unreachable, out of connections): try again soon. */
+export const serviceUnavailable = (detail: string, retryAfterSeconds: number) =>
+  new ApiError(503, [{ code: 'service_unavailable', title: 'Service Unavailable', detail }], {
+    'retry-after': String(retryAfterSeconds),
+  });

@@ -8,10 +8,14 @@ import {
   methodNotAllowed,
   notFound,
   payloadTooLarge,
+  serviceUnavailable,
   unsupportedMediaType,
 } from './errors.js';
 
 export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json';
+
+/** Retry-After of a 503 while the database is unreachable: a restart takes seconds. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /** Routes say how their errors are written: JSON:API documents, or RFC 6749 OAuth errors. */
 export type ErrorFormat = 'jsonapi' | 'oauth';
@@ -69,7 +73,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const format = request.routeOptions.config?.errorFormat ?? 'jsonapi';
     const apiError = toApiError(error, request, format);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (apiError.status === 503) request.log.warn({ err: error }, 'database unavailable');
+    else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(reply, apiError, format);
   });
 
@@ -83,7 +88,7 @@ export function sendError(reply: FastifyReply, error: ApiError, format: ErrorFor
   reply.code(error.status).headers(error.headers);
   if (format === 'oauth') {
     const first = error.errors[0];
-    const code = first?.code && OAUTH_CODES.has(first.code) ? first.code : error.status === 401 ? 'invalid_token' : 'invalid_request';
+    const code = first?.code && OAUTH_CODES.has(first.code) ? first.code : (OAUTH_CODE_OF_STATUS[error.status] ?? 'invalid_request');
     return reply.type('application/json').header('cache-control', 'no-store').send({ error: code, error_description: first?.detail });
   }
   return reply.type(JSONAPI_MEDIA_TYPE).send(error.toDocument());
@@ -97,7 +102,18 @@ const OAUTH_CODES = new Set([
   'unsupported_grant_type',
   'invalid_scope',
   'invalid_token',
+  'slow_down',
+  'temporarily_unavailable',
 ]);
+
+/** The OAuth error of an error that has none of its own. */
+const OAUTH_CODE_OF_STATUS: Record<number, string> = {
+  401: 'invalid_token',
+  // Registered for the device flow (RFC 8628 §3.5): the nearest OAuth error to "too many requests".
+  429: 'slow_down',
+  // RFC 6749 §4.1.2.1.
+  503: 'temporarily_unavailable',
+};
 
 /**
  * Fastify's framework errors (a path that is not valid percent-encoding, an over-long path
@@ -126,6 +142,9 @@ function toApiError(error: FastifyError | ApiError, request: FastifyRequest, for
       return payloadTooLarge(request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit ?? 0);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return badRequest('empty_body', 'The request body is empty');
+  }
+  if (request.server.database?.traits.isUnavailable(error)) {
+    return serviceUnavailable('The database cannot be reached right now; retry shortly', DATABASE_RETRY_AFTER_SECONDS);
   }
   const status = fastifyError.statusCode ?? 500;
   if (status >= 400 && status < 500) {

@@ -70,6 +70,10 @@ export interface TestAppOptions {
   resources?: readonly ResourceDefinition[];
   /** Runs after migrations and before the app is built: create fixture tables here. */
   prepare?: (handle: DatabaseHandle) => Promise<void>;
+  /** Prefix of the app's rate-limit keys in Redis (with REDIS_URL in env). */
+  redisNamespace?: string;
+  /** Another database URL than the dialect's (the outage tests go through a proxy). */
+  databaseUrl?: string;
 }
 
 /** Records the SQL of every query, so tests can assert how many a request costs. */
@@ -93,7 +97,7 @@ export class QueryRecorder {
 }
 
 export async function createTestApp(dialect: DialectName, options: TestAppOptions = {}): Promise<TestApp> {
-  const database = databaseConfig(dialect);
+  const database = options.databaseUrl ? parseDatabaseUrl(options.databaseUrl, 'test database', [])! : databaseConfig(dialect);
   const schema = dialect === 'postgres' ? `test_${randomBytes(6).toString('hex')}` : undefined;
   const queries = new QueryRecorder();
   const handle = await connectDatabase(database, { ...(schema ? { schema, poolSize: 4 } : {}), onQuery: queries.record });
@@ -101,7 +105,13 @@ export async function createTestApp(dialect: DialectName, options: TestAppOption
   if (options.prepare) await options.prepare(handle);
   const clock = new TestClock();
   const config = loadConfig({ DATABASE_URL: database.url, PUBLIC_URL: PUBLIC_URL, LOG_LEVEL: 'silent', ...options.env });
-  const app = await buildApp({ config, database: handle, now: clock.now, ...(options.resources ? { resources: options.resources } : {}) });
+  const app = await buildApp({
+    config,
+    database: handle,
+    now: clock.now,
+    ...(options.resources ? { resources: options.resources } : {}),
+    ...(options.redisNamespace ? { redisNamespace: options.redisNamespace } : {}),
+  });
   await app.ready();
 
   const accountId = await createAccount(handle, { name: 'Test Account' }, clock);

@@ -16,6 +16,12 @@ const DEFAULTS: Config = {
   bodyLimitBytes: 1024 * 1024,
   ignoreUnknownFilters: false,
   workers: 1,
+  rateLimitPerMinute: 10_000,
+  authFailuresPerMinute: 20,
+  redisUrl: undefined,
+  requestTimeoutMs: 30_000,
+  idleTimeoutMs: 15_000,
+  shutdownTimeoutMs: 10_000,
 };
 
 /** The problems of a configuration that must fail. */
@@ -51,6 +57,12 @@ describe('loadConfig', () => {
       IGNORE_UNKNOWN_FILTERS: 'true',
       WORKERS: '3',
       DATABASE_POOL_SIZE: '4',
+      RATE_LIMIT: '0',
+      AUTH_FAILURE_LIMIT: '5',
+      REDIS_URL: 'redis://cache.internal:6379/1',
+      REQUEST_TIMEOUT_MS: '5000',
+      IDLE_TIMEOUT_MS: '2000',
+      SHUTDOWN_TIMEOUT_MS: '3000',
     });
     assert.deepEqual(config, {
       database: {
@@ -68,6 +80,12 @@ describe('loadConfig', () => {
       bodyLimitBytes: 2048,
       ignoreUnknownFilters: true,
       workers: 3,
+      rateLimitPerMinute: 0,
+      authFailuresPerMinute: 5,
+      redisUrl: 'redis://cache.internal:6379/1',
+      requestTimeoutMs: 5000,
+      idleTimeoutMs: 2000,
+      shutdownTimeoutMs: 3000,
     });
   });
 
@@ -154,6 +172,12 @@ describe('loadConfig', () => {
     [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE'],
     [{ SQLITE_CACHE_MB: '-1' }, 'SQLITE_CACHE_MB'],
     [{ SQLITE_MMAP_MB: 'lots' }, 'SQLITE_MMAP_MB'],
+    [{ RATE_LIMIT: '-1' }, 'RATE_LIMIT'],
+    [{ AUTH_FAILURE_LIMIT: 'many' }, 'AUTH_FAILURE_LIMIT'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS'],
+    [{ IDLE_TIMEOUT_MS: '1.5' }, 'IDLE_TIMEOUT_MS'],
+    [{ SHUTDOWN_TIMEOUT_MS: '99' }, 'SHUTDOWN_TIMEOUT_MS'],
   ];
   for (const [env, variable] of REJECTED) {
     it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {
@@ -229,6 +253,7 @@ describe('redactUrl', () => {
     ['postgres://app:secret@db:5432/x', 'postgres://app:***@db:5432/x'],
     ['postgres://app@db/x', 'postgres://app@db/x'],
     ['postgres://app:p%40ss@db/x', 'postgres://app:***@db/x'],
+    ['redis://:secret@cache:6379/2', 'redis://:***@cache:6379/2'],
     ['sqlite:data/x.db', 'sqlite:data/x.db'],
   ];
   for (const [url, shown] of CASES) {

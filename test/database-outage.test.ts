@@ -1,0 +1,154 @@
+// PostgreSQL going away while sitebiz serves. The app reaches PostgreSQL through a TCP proxy in
+// this process, which the test cuts (every connection dropped, new ones refused, as during a
+// restart), stalls (connections accepted and never answered, as when the network loses the
+// server) and restores: requests meanwhile answer 503 with Retry-After, in their route's error
+// form, within the connect timeout; once the proxy is back the same app serves again, without a
+// restart. (scripts/pg-outage.sh does the same with a real restart of PostgreSQL.)
+import assert from 'node:assert/strict';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createTestApp, type TestApp } from './support/harness.js';
+
+type Mode = 'forward' | 'refuse' | 'stall';
+
+/** A TCP proxy to PostgreSQL that can drop, refuse and stall connections. */
+class PostgresProxy {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  private mode: Mode = 'forward';
+  port = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async start(): Promise<void> {
+    await this.listen(0);
+  }
+
+  /** Drops every connection and, for `refuse`, stops listening; for `stall`, accepts and never answers. */
+  async cut(mode: Exclude<Mode, 'forward'>): Promise<void> {
+    this.mode = mode;
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    if (mode === 'refuse') await this.close();
+    else if (!this.server) await this.listen(this.port);
+  }
+
+  async restore(): Promise<void> {
+    this.mode = 'forward';
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    if (!this.server) await this.listen(this.port);
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private listen(port: number): Promise<void> {
+    const server = createServer((client) => {
+      this.track(client);
+      if (this.mode !== 'forward') return; // stall: say nothing
+      const upstream = this.track(connect(this.target.port, this.target.host));
+      client.pipe(upstream).pipe(client);
+    });
+    this.server = server;
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        const address = server.address();
+        this.port = typeof address === 'object' && address ? address.port : port;
+        resolve();
+      });
+    });
+  }
+
+  private track(socket: Socket): Socket {
+    this.sockets.add(socket);
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => this.sockets.delete(socket));
+    return socket;
+  }
+}
+
+const base = process.env.TEST_DATABASE_URL;
+
+describe('PostgreSQL going away [postgres]', { skip: base ? false : 'PostgreSQL only: set TEST_DATABASE_URL' }, () => {
+  let proxy: PostgresProxy;
+  let t: TestApp;
+  before(async () => {
+    const url = new URL(base!);
+    proxy = new PostgresProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    await proxy.start();
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    t = await createTestApp('postgres', { databaseUrl: url.href });
+  });
+  after(async () => {
+    await proxy.restore();
+    await t.close();
+    await proxy.close();
+  });
+
+  /** A request, timed. */
+  const timed = async <T>(fn: () => Promise<T>): Promise<{ result: T; ms: number }> => {
+    const started = Date.now();
+    const result = await fn();
+    return { result, ms: Date.now() - started };
+  };
+
+  const assertJsonApi503 = (res: Awaited<ReturnType<TestApp['request']>>) => {
+    assert.equal(res.statusCode, 503, res.body);
+    assert.match(String(res.headers['content-type']), /^application\/vnd\.api\+json/);
+    assert.equal(res.headers['retry-after'], '5');
+    const [error] = res.json<{ errors: Array<{ status: string; code: string }> }>().errors;
+    assert.deepEqual([error?.status, error?.code], ['503', 'service_unavailable']);
+  };
+
+  it('answers 503 with Retry-After while PostgreSQL is down, and serves again once it is back', async () => {
+    const token = await t.token();
+    assert.equal((await t.get('/v1/contacts?page[size]=5', token)).statusCode, 200);
+
+    await proxy.cut('refuse');
+    for (const url of ['/v1/me', '/v1/contacts?page[size]=5', '/v1/sites']) {
+      const { result, ms } = await timed(() => t.get(url, token));
+      assertJsonApi503(result);
+      assert.ok(ms < 6_000, `${url} answered after ${ms} ms`);
+    }
+    const write = await t.request({
+      method: 'POST',
+      url: '/v1/contacts',
+      token,
+      headers: { 'content-type': 'application/vnd.api+json' },
+      payload: JSON.stringify({ data: { type: 'contacts', attributes: { name: 'Down', email: 'down@example.com' }, relationships: { site: { data: { type: 'sites', id: String(t.tenant.siteId) } } } } }),
+    });
+    assertJsonApi503(write);
+    const grant = await t.request({
+      method: 'POST',
+      url: '/v1/oauth/token',
+      payload: { grant_type: 'client_credentials', client_id: t.tenant.clientId, client_secret: t.tenant.clientSecret },
+    });
+    assert.equal(grant.statusCode, 503, grant.body);
+    assert.equal(grant.headers['retry-after'], '5');
+    assert.equal(grant.json<{ error: string }>().error, 'temporarily_unavailable');
+
+    await proxy.restore();
+    const back = await t.get('/v1/contacts?page[size]=5', token);
+    assert.equal(back.statusCode, 200, `the first request after the outage: ${back.body}`);
+    assert.equal((await t.get('/v1/me', token)).statusCode, 200);
+  });
+
+  it('answers 503 within the connect timeout when PostgreSQL stops answering (no hang)', async () => {
+    const token = await t.token();
+    await proxy.cut('stall');
+    // Let the pool notice its dropped connections, so that the request needs a new one.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { result, ms } = await timed(() => t.get('/v1/me', token));
+    assertJsonApi503(result);
+    assert.ok(ms >= 4_000 && ms < 7_000, `answered after ${ms} ms: the connect timeout is 5 s`);
+
+    await proxy.restore();
+    assert.equal((await t.get('/v1/me', token)).statusCode, 200);
+  });
+});
