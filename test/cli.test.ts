@@ -19,6 +19,7 @@ import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { PERMISSION_NAMES } from '../src/auth/permissions.js';
 import { loadConfig, SETTINGS } from '../src/config.js';
+import { freePort } from './support/free-port.js';
 import { DIALECTS, type DialectName } from './support/harness.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -160,18 +161,6 @@ interface InitJson {
   client_id: string;
   client_secret: string;
   base_url: string;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 describe('sitebiz CLI: help, usage and configuration errors', { concurrency: 2 }, () => {
