@@ -64,7 +64,7 @@ const COMMANDS: Record<string, Command> = {
     usage: 'sitebiz serve [--json] [config flags]',
     details: [
       'Checks that the port is free before touching the database. --json: once serving, one line with an object',
-      '(serving, docs, database, and credentials on the first run, else null); JSON log lines follow.',
+      '(serving, docs, database, and credentials on the first run, else null); the other lines are the JSON log.',
     ],
     options: {},
     async run(values) {
