@@ -9,6 +9,7 @@ import { installRateLimits } from './auth/rate-limits.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
+import { REFERENCE_INTRODUCTION, referencePageOptions, referenceTags } from './docs/api-reference.js';
 import { JsonApiEngine } from './jsonapi/engine.js';
 import { loadCursorSigningKey } from './db/instance-settings.js';
 import { acceptJsonBodies, frameworkErrorHandler, installErrorHandling, trackRoutesForMethodNotAllowed } from './jsonapi/http.js';
@@ -136,13 +137,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: {
-        title: API_TITLE,
-        version: API_VERSION,
-        description:
-          'sitebiz: the Site Business Service API v1 (JSON:API 1.1). Get a token at POST /v1/oauth/token, then send Authorization: Bearer <access_token>.',
-      },
+      info: { title: API_TITLE, version: API_VERSION, description: REFERENCE_INTRODUCTION },
       servers: [{ url: config.publicUrl }],
+      tags: referenceTags(options.resources ?? RESOURCES),
       components: {
         securitySchemes: {
           Bearer: { type: 'http', scheme: 'bearer' },
@@ -152,7 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(swaggerUi, referencePageOptions('/docs'));
 
   await app.register(
     async (v1) => {

@@ -13,10 +13,11 @@ import {
   deleteApiKey,
   listApiKeys,
   rotateApiKey,
+  soleAccountOwner,
 } from './domain/accounts.js';
 import { initialize, type InitResult } from './domain/initialize.js';
-import { serve } from './server.js';
-import { configFrom, out, UsageError, withDatabase, type Command, type Options } from './cli/command.js';
+import { PortUnavailableError, serve } from './server.js';
+import { configFrom, out, report, reportFailure, UsageError, withDatabase, type Command, type Options } from './cli/command.js';
 import { seedCommand } from './cli/seed.js';
 
 /** Every command takes the configuration flags (--database-url, --port, ...). */
@@ -45,30 +46,35 @@ function requiredString(values: Record<string, string | boolean | undefined>, na
 }
 
 
-export function printCredentials(result: InitResult): void {
-  out(`Base URL:      ${result.base_url}`);
-  out(`Site id:       ${result.site_id}`);
-  out(`client_id:     ${result.client_id}`);
-  out(`client_secret: ${result.client_secret}`);
-  out('Get a token:');
-  out(
+/** The lines that hand a new key to a person: the ids, the secret and a curl line for a token. */
+export function credentialLines(result: InitResult): string[] {
+  return [
+    `Base URL:      ${result.base_url}`,
+    `Site id:       ${result.site_id}`,
+    `client_id:     ${result.client_id}`,
+    `client_secret: ${result.client_secret}`,
+    'Get a token:',
     `  curl -s -X POST ${result.base_url}/v1/oauth/token -d grant_type=client_credentials -d client_id=${result.client_id} -d client_secret=${result.client_secret}`,
-  );
+  ];
 }
 
 const COMMANDS: Record<string, Command> = {
   serve: {
     summary: 'migrate, then serve the API (first run on an empty database: init --demo and print credentials)',
-    usage: 'sitebiz serve [config flags]',
+    usage: 'sitebiz serve [--json] [config flags]',
+    details: [
+      'Checks that the port is free before touching the database. --json: once serving, one line with an object',
+      '(serving, docs, database, and credentials on the first run, else null); the other lines are the JSON log.',
+    ],
     options: {},
     async run(values) {
-      await serve(configFrom(values));
+      await serve(configFrom(values), { json: values.json === true });
     },
   },
   init: {
     summary: 'migrate; create an account, owner and site if none exists; print a new API key with every permission',
     usage: 'sitebiz init [--demo [--contacts N]|--empty] [--json] [config flags]',
-    options: { demo: { type: 'boolean' }, empty: { type: 'boolean' }, json: { type: 'boolean' }, contacts: { type: 'string' } },
+    options: { demo: { type: 'boolean' }, empty: { type: 'boolean' }, contacts: { type: 'string' } },
     async run(values) {
       if (values.demo && values.empty) throw new UsageError('choose one of --demo and --empty');
       if (values.contacts !== undefined && values.empty) throw new UsageError('--contacts sizes the demo data; it does not go with --empty');
@@ -80,37 +86,36 @@ const COMMANDS: Record<string, Command> = {
       const result = await withDatabase(config, (h) =>
         initialize(h, { demo: !values.empty, baseUrl: config.publicUrl, ...(contacts ? { demoContacts: contacts } : {}) }),
       );
-      if (values.json) {
-        const { created: _created, ...json } = result;
-        out(JSON.stringify(json));
-        return;
-      }
-      out(result.created ? 'Created an account, its owner and a site.' : 'The account exists; created a new API key for its owner.');
-      printCredentials(result);
+      const { created, ...json } = result;
+      report(values, json, [
+        created ? 'Created an account, its owner and a site.' : 'The account exists; created a new API key for its owner.',
+        ...credentialLines(result),
+      ]);
     },
   },
   seed: seedCommand,
   migrate: {
     summary: 'bring the database schema up to date',
-    usage: 'sitebiz migrate [config flags]',
+    usage: 'sitebiz migrate [--json] [config flags]',
     options: {},
     async run(values) {
       const config = configFrom(values);
       const handle = await connectDatabase(config.database);
       try {
         const applied = await migrateToLatest(handle);
-        out(applied.length === 0 ? 'Database is up to date.' : `Applied: ${applied.join(', ')}`);
+        report(values, { applied }, [applied.length === 0 ? 'Database is up to date.' : `Applied: ${applied.join(', ')}`]);
       } finally {
         await handle.close();
       }
     },
   },
   'keys create': {
-    summary: 'create an API key for a user',
-    usage: 'sitebiz keys create --user <id> --name <name> --permissions <comma list|all> [--json]',
-    options: { user: { type: 'string' }, name: { type: 'string' }, permissions: { type: 'string' }, json: { type: 'boolean' } },
+    summary: 'create an API key for a user (by default the owner, when the database has one account)',
+    usage: 'sitebiz keys create [--user <id>] --name <name> --permissions <comma list|all> [--json]',
+    details: ['--user defaults to the owner of the account when the database holds exactly one (as after npm start).'],
+    options: { user: { type: 'string' }, name: { type: 'string' }, permissions: { type: 'string' } },
     async run(values) {
-      const userId = requiredInt(values, 'user');
+      const named = values.user === undefined ? undefined : requiredInt(values, 'user');
       const name = requiredString(values, 'name');
       let permissions: string[];
       try {
@@ -118,76 +123,87 @@ const COMMANDS: Record<string, Command> = {
       } catch (error) {
         throw new UsageError((error as Error).message);
       }
-      const key = await withDatabase(configFrom(values), (h) => createApiKey(h, { userId, name, permissions }));
-      if (values.json) {
-        out(JSON.stringify({ id: String(key.id), name: key.name, user_id: String(key.userId), client_id: key.clientId, client_secret: key.clientSecret, permissions: key.permissions }));
-        return;
-      }
-      out(`Created API key ${key.id} (${key.name}) for user ${key.userId}.`);
-      out(`client_id:     ${key.clientId}`);
-      out(`client_secret: ${key.clientSecret}   (shown once; store it now)`);
-      out(`permissions:   ${key.permissions.join(', ')}`);
+      const key = await withDatabase(configFrom(values), async (h) =>
+        createApiKey(h, { userId: named ?? (await soleAccountOwner(h)), name, permissions }),
+      );
+      report(
+        values,
+        { id: String(key.id), name: key.name, user_id: String(key.userId), client_id: key.clientId, client_secret: key.clientSecret, permissions: key.permissions },
+        [
+          `Created API key ${key.id} (${key.name}) for user ${key.userId}${named === undefined ? ', the account\'s owner' : ''}.`,
+          `client_id:     ${key.clientId}`,
+          `client_secret: ${key.clientSecret}   (shown once; store it now)`,
+          `permissions:   ${key.permissions.join(', ')}`,
+        ],
+      );
     },
   },
   'keys list': {
     summary: 'list API keys (never their secrets)',
     usage: 'sitebiz keys list [--account <id>] [--json]',
-    options: { account: { type: 'string' }, json: { type: 'boolean' } },
+    details: ['--json: {"keys": [...]}, one object per key.'],
+    options: { account: { type: 'string' } },
     async run(values) {
       const accountId = values.account === undefined ? undefined : requiredInt(values, 'account');
       const keys = await withDatabase(configFrom(values), (h) => listApiKeys(h, accountId === undefined ? {} : { accountId }));
-      if (values.json) return out(JSON.stringify(keys));
-      if (keys.length === 0) return out('No API keys.');
-      for (const k of keys) {
-        out(`${String(k.id).padStart(4)}  ${k.client_id}  user ${k.user_id}  ${k.name}  [${k.permissions.length} permissions]${k.rotated_at ? `  rotated ${k.rotated_at}` : ''}`);
-      }
+      report(
+        values,
+        { keys },
+        keys.length === 0
+          ? ['No API keys.']
+          : keys.map(
+              (k) =>
+                `${String(k.id).padStart(4)}  ${k.client_id}  user ${k.user_id}  ${k.name}  [${k.permissions.length} permissions]${k.rotated_at ? `  rotated ${k.rotated_at}` : ''}`,
+            ),
+      );
     },
   },
   'keys rotate': {
     summary: 'give a key a new secret; every token granted with it stops working at once',
     usage: 'sitebiz keys rotate <id|client_id> [--json]',
-    options: { json: { type: 'boolean' } },
+    options: {},
     async run(values, positionals) {
       const ref = positionals[0];
       if (!ref) throw new UsageError('name the key: sitebiz keys rotate <id|client_id>');
       const key = await withDatabase(configFrom(values), (h) => rotateApiKey(h, ref));
-      if (values.json) return out(JSON.stringify({ id: String(key.id), client_id: key.clientId, client_secret: key.clientSecret }));
-      out(`Rotated API key ${key.id}; its earlier tokens are revoked.`);
-      out(`client_id:     ${key.clientId}`);
-      out(`client_secret: ${key.clientSecret}   (shown once; store it now)`);
+      report(values, { id: String(key.id), client_id: key.clientId, client_secret: key.clientSecret }, [
+        `Rotated API key ${key.id}; its earlier tokens are revoked.`,
+        `client_id:     ${key.clientId}`,
+        `client_secret: ${key.clientSecret}   (shown once; store it now)`,
+      ]);
     },
   },
   'keys delete': {
     summary: 'delete a key; every token granted with it stops working at once',
-    usage: 'sitebiz keys delete <id|client_id>',
+    usage: 'sitebiz keys delete <id|client_id> [--json]',
     options: {},
     async run(values, positionals) {
       const ref = positionals[0];
       if (!ref) throw new UsageError('name the key: sitebiz keys delete <id|client_id>');
       const key = await withDatabase(configFrom(values), (h) => deleteApiKey(h, ref));
-      out(`Deleted API key ${key.id} (${key.clientId}).`);
+      report(values, { id: String(key.id), client_id: key.clientId, deleted: true }, [`Deleted API key ${key.id} (${key.clientId}).`]);
     },
   },
   'accounts create': {
     summary: 'create an account',
     usage: 'sitebiz accounts create --name <name> [--json]',
-    options: { name: { type: 'string' }, json: { type: 'boolean' } },
+    options: { name: { type: 'string' } },
     async run(values) {
       const name = requiredString(values, 'name');
       const id = await withDatabase(configFrom(values), (h) => createAccount(h, { name }));
-      out(values.json ? JSON.stringify({ id: String(id), name }) : `Created account ${id}.`);
+      report(values, { id: String(id), name }, [`Created account ${id}.`]);
     },
   },
   'sites create': {
     summary: 'create a site in an account',
     usage: 'sitebiz sites create --account <id> --title <title> --subdomain <subdomain> [--json]',
-    options: { account: { type: 'string' }, title: { type: 'string' }, subdomain: { type: 'string' }, json: { type: 'boolean' } },
+    options: { account: { type: 'string' }, title: { type: 'string' }, subdomain: { type: 'string' } },
     async run(values) {
       const accountId = requiredInt(values, 'account');
       const title = requiredString(values, 'title');
       const subdomain = requiredString(values, 'subdomain');
       const id = await withDatabase(configFrom(values), (h) => createSite(h, { accountId, title, subdomain }));
-      out(values.json ? JSON.stringify({ id: String(id), account_id: String(accountId), title, subdomain }) : `Created site ${id}.`);
+      report(values, { id: String(id), account_id: String(accountId), title, subdomain }, [`Created site ${id}.`]);
     },
   },
   'users create': {
@@ -199,7 +215,6 @@ const COMMANDS: Record<string, Command> = {
       email: { type: 'string' },
       role: { type: 'string' },
       sites: { type: 'string' },
-      json: { type: 'boolean' },
     },
     async run(values) {
       const accountId = requiredInt(values, 'account');
@@ -212,7 +227,7 @@ const COMMANDS: Record<string, Command> = {
       const id = await withDatabase(configFrom(values), (h) =>
         createUser(h, { accountId, name, email, role, siteIds: siteIds.map(Number) }),
       );
-      out(values.json ? JSON.stringify({ id: String(id), account_id: String(accountId), name, email, role, site_ids: siteIds }) : `Created user ${id}.`);
+      report(values, { id: String(id), account_id: String(accountId), name, email, role, site_ids: siteIds }, [`Created user ${id}.`]);
     },
   },
 };
@@ -237,11 +252,34 @@ function generalHelp(): string {
 }
 
 function commandHelp(name: string, command: Command): string {
-  return [`${command.usage}`, '', command.summary, '', 'Configuration flags:', CONFIG_HELP].join('\n');
+  const details = command.details ? ['', ...command.details] : [];
+  return [`${command.usage}`, '', command.summary, ...details, '', 'Configuration flags:', CONFIG_HELP].join('\n');
+}
+
+/** Every command takes --json (one JSON object on stdout, errors included) and --help. */
+const COMMON_OPTIONS: Options = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
+
+interface Failure {
+  exitCode: 1 | 2;
+  /** Stable, for --json: usage, configuration, rejected, port_unavailable, failed. */
+  code: string;
+  message: string;
+  usage?: string;
+}
+
+/** Exit code 2 for how the command was called, 1 for what happened when it ran. */
+function describeFailure(name: string, command: Command, error: unknown): Failure {
+  if (error instanceof ConfigError) return { exitCode: 2, code: 'configuration', message: `sitebiz: ${error.message}` };
+  if (error instanceof UsageError) return { exitCode: 2, code: 'usage', message: `sitebiz ${name}: ${error.message}`, usage: command.usage };
+  if (error instanceof AdminError) return { exitCode: 1, code: 'rejected', message: `sitebiz ${name}: ${error.message}` };
+  if (error instanceof PortUnavailableError) return { exitCode: 1, code: 'port_unavailable', message: `sitebiz ${name}: ${error.message}` };
+  return { exitCode: 1, code: 'failed', message: `sitebiz ${name} failed: ${error instanceof Error ? error.message : String(error)}` };
 }
 
 export async function main(argv: string[]): Promise<number> {
   const [first, second] = argv;
+  // Known before parsing, so that even a misspelt option answers in JSON.
+  const json = argv.includes('--json');
   if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
     out(generalHelp());
     return first === undefined ? 1 : 0;
@@ -251,11 +289,11 @@ export async function main(argv: string[]): Promise<number> {
   const command = COMMANDS[name];
   if (!command) {
     const group = Object.keys(COMMANDS).filter((c) => c.startsWith(`${first} `));
-    process.stderr.write(
-      group.length > 0
-        ? `sitebiz ${first}: say which: ${group.join(', ')}\n`
-        : `sitebiz: unknown command ${JSON.stringify(first)}; see sitebiz --help\n`,
-    );
+    reportFailure(json, {
+      code: 'usage',
+      message:
+        group.length > 0 ? `sitebiz ${first}: say which: ${group.join(', ')}` : `sitebiz: unknown command ${JSON.stringify(first)}; see sitebiz --help`,
+    });
     return 2;
   }
   const rest = argv.slice(name.split(' ').length);
@@ -263,12 +301,12 @@ export async function main(argv: string[]): Promise<number> {
   try {
     parsed = parseArgs({
       args: rest,
-      options: { ...CONFIG_OPTIONS, ...command.options, help: { type: 'boolean', short: 'h' } },
+      options: { ...CONFIG_OPTIONS, ...command.options, ...COMMON_OPTIONS },
       allowPositionals: true,
       strict: true,
     });
   } catch (error) {
-    process.stderr.write(`sitebiz ${name}: ${(error as Error).message}\nUsage: ${command.usage}\n`);
+    reportFailure(json, { code: 'usage', message: `sitebiz ${name}: ${(error as Error).message}`, usage: command.usage });
     return 2;
   }
   if (parsed.values.help) {
@@ -279,19 +317,8 @@ export async function main(argv: string[]): Promise<number> {
     await command.run(parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);
     return 0;
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`sitebiz: ${error.message}\n`);
-      return 2;
-    }
-    if (error instanceof UsageError) {
-      process.stderr.write(`sitebiz ${name}: ${error.message}\nUsage: ${command.usage}\n`);
-      return 2;
-    }
-    if (error instanceof AdminError) {
-      process.stderr.write(`sitebiz ${name}: ${error.message}\n`);
-      return 1;
-    }
-    process.stderr.write(`sitebiz ${name} failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+    const failure = describeFailure(name, command, error);
+    reportFailure(json, failure);
+    return failure.exitCode;
   }
 }

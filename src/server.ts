@@ -4,32 +4,73 @@
 // build the app and listen on the same port (see worker-supervisor.ts).
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
+import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { connectDatabase, migrateToLatest, type DatabaseHandle } from './db/connect.js';
-import { initialize } from './domain/initialize.js';
-import { printCredentials } from './main.js';
+import { initialize, type InitResult } from './domain/initialize.js';
+import { credentialLines } from './main.js';
 import { WorkerSupervisor } from './worker-supervisor.js';
 
 /** Longest time spent taking in connections and requests already on their way at a signal. */
 const TAKE_IN_MAX_MS = 1_000;
 
-export async function serve(config: Config): Promise<void> {
-  if (config.workers === 1) return serveInThisProcess(config);
-  if (cluster.isPrimary) return superviseWorkers(config);
+export interface ServeOptions {
+  /** Announce with one JSON object instead of text (`sitebiz serve --json`). */
+  json?: boolean;
+}
+
+export async function serve(config: Config, options: ServeOptions = {}): Promise<void> {
+  if (config.workers === 1) return serveInThisProcess(config, options);
+  if (cluster.isPrimary) return superviseWorkers(config, options);
   return serveAsWorker(config);
 }
 
+/** The port cannot be listened on: said plainly, before anything is created or printed. */
+export class PortUnavailableError extends Error {}
+
+/**
+ * Listens on the port for a moment and lets it go. Run before the database is created and the
+ * credentials printed, so that a taken port leaves nothing behind and prints no secret that no
+ * server will accept. (Another program can still take the port in between; then listen fails.)
+ */
+export async function checkPortIsFree(config: Config): Promise<void> {
+  if (config.port === 0) return;
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ port: config.port, host: config.host, exclusive: true }, resolve);
+    });
+  } catch (error) {
+    throw new PortUnavailableError(portProblem(config, (error as NodeJS.ErrnoException).code));
+  }
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
+function portProblem(config: Config, code: string | undefined): string {
+  const where = `port ${config.port} on ${config.host}`;
+  const other = config.port < 65535 ? config.port + 1 : 3000;
+  const pick = `pick another port: PORT=${other} npm start, or sitebiz serve --port ${other}`;
+  if (code === 'EADDRINUSE') {
+    return `${where} is already in use (another sitebiz, or another program, is listening there). Stop it, or ${pick}. Nothing was created.`;
+  }
+  if (code === 'EACCES') return `${where} needs privileges this user does not have; ${pick}. Nothing was created.`;
+  if (code === 'EADDRNOTAVAIL') return `${config.host} is not an address of this machine; set HOST (or --host), e.g. 127.0.0.1 or 0.0.0.0.`;
+  return `cannot listen on ${where} (${code ?? 'unknown error'}); ${pick}.`;
+}
+
 /** One process: today's behaviour, no cluster. */
-async function serveInThisProcess(config: Config): Promise<void> {
-  const { database, banner } = await prepareDatabase(config);
-  const app = await buildApp({ config, database });
+async function serveInThisProcess(config: Config, options: ServeOptions): Promise<void> {
+  await checkPortIsFree(config);
+  const prepared = await prepareDatabase(config);
+  const app = await buildApp({ config, database: prepared.database });
   await app.listen({ port: config.port, host: config.host });
   // The signal handlers go in before the banner: whoever reads "serving" may signal at once.
   const signal = shutdownSignal();
-  process.stdout.write(`${banner.join('\n')}\nsitebiz is serving ${config.publicUrl}/v1 (docs: ${config.publicUrl}/docs)\n\n`);
+  announce(config, prepared, options);
   await closeGracefully(app, await signal, config.shutdownTimeoutMs);
 }
 
@@ -38,19 +79,18 @@ async function serveInThisProcess(config: Config): Promise<void> {
  * credentials are printed exactly once), closes its own connection, then runs the workers until
  * SIGTERM/SIGINT.
  */
-async function superviseWorkers(config: Config): Promise<void> {
-  const { database, banner } = await prepareDatabase(config);
+async function superviseWorkers(config: Config, options: ServeOptions): Promise<void> {
+  await checkPortIsFree(config);
+  const prepared = await prepareDatabase(config);
   // The primary answers no request: it keeps no pool and no page cache of its own.
-  await database.close();
+  await prepared.database.close();
 
   const log = pino({ level: config.logLevel }).child({ role: 'primary' });
   const supervisor = new WorkerSupervisor({ workers: config.workers, log, stopGraceMs: config.shutdownTimeoutMs });
   // Installed before the workers start, so that a signal during the start stops them too.
   const signal = shutdownSignal();
   await supervisor.start();
-  process.stdout.write(
-    `${banner.join('\n')}\nsitebiz is serving ${config.publicUrl}/v1 with ${config.workers} workers (docs: ${config.publicUrl}/docs)\n\n`,
-  );
+  announce(config, prepared, options);
   log.info({ signal: await signal, workers: supervisor.pids() }, 'shutting down: each worker finishes its requests in flight');
   const problems = await supervisor.stop();
   if (problems.length > 0) throw new Error(`not every worker stopped cleanly: ${problems.join('; ')}`);
@@ -68,28 +108,45 @@ async function serveAsWorker(config: Config): Promise<void> {
   cluster.worker?.disconnect();
 }
 
-/**
- * Connects, migrates and, on an empty database, creates the demo account. Returns the open
- * handle and the lines of the banner (the credentials are printed here, once).
- */
-async function prepareDatabase(config: Config): Promise<{ database: DatabaseHandle; banner: string[] }> {
+interface PreparedDatabase {
+  database: DatabaseHandle;
+  /** The demo account's first key, when this start created it (or lost the race to create it). */
+  credentials: InitResult | undefined;
+}
+
+/** Connects, migrates and, on an empty database, creates the demo account with a first key. */
+async function prepareDatabase(config: Config): Promise<PreparedDatabase> {
   const database = await connectDatabase(config.database);
   await migrateToLatest(database);
   const hasAccount = await database.db.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
-  const banner: string[] = [];
-  if (!hasAccount) {
-    const result = await initialize(database, { demo: true, baseUrl: config.publicUrl });
-    process.stdout.write(
-      result.created
-        ? `\nsitebiz: new database (${database.description}); created the demo account.\n`
-        : `\nsitebiz: another process created the account first; here is a new key for its owner.\n`,
-    );
-    printCredentials(result);
-    banner.push(`Then: curl -s ${config.publicUrl}/v1/me -H "Authorization: Bearer <access_token>"`);
-  } else {
-    banner.push(`Database: ${database.description}. For credentials: npm run sitebiz -- init (prints a new API key).`);
+  const credentials = hasAccount ? undefined : await initialize(database, { demo: true, baseUrl: config.publicUrl });
+  return { database, credentials };
+}
+
+/** Says the server is up: the credentials once, on the first start, then where it serves. */
+function announce(config: Config, { database, credentials }: PreparedDatabase, options: ServeOptions): void {
+  const workers = config.workers > 1 ? ` with ${config.workers} workers` : '';
+  if (options.json) {
+    const { created: _created, ...printed } = credentials ?? { created: false };
+    const json = { serving: `${config.publicUrl}/v1`, docs: `${config.publicUrl}/docs`, database: database.description, workers: config.workers };
+    process.stdout.write(`${JSON.stringify({ ...json, credentials: credentials ? printed : null })}\n`);
+    return;
   }
-  return { database, banner };
+  const lines: string[] = [];
+  if (credentials) {
+    lines.push(
+      '',
+      credentials.created
+        ? `sitebiz: new database (${database.description}); created the demo account.`
+        : 'sitebiz: another process created the account first; here is a new key for its owner.',
+      ...credentialLines(credentials),
+      `Then: curl -s ${config.publicUrl}/v1/me -H "Authorization: Bearer <access_token>"`,
+    );
+  } else {
+    lines.push(`Database: ${database.description}. For credentials: npm run sitebiz -- init (prints a new API key).`);
+  }
+  lines.push(`sitebiz is serving ${config.publicUrl}/v1${workers} (docs: ${config.publicUrl}/docs)`, '', '');
+  process.stdout.write(lines.join('\n'));
 }
 
 /** Resolves with the first SIGTERM or SIGINT. */

@@ -19,6 +19,7 @@ import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { PERMISSION_NAMES } from '../src/auth/permissions.js';
 import { loadConfig, SETTINGS } from '../src/config.js';
+import { freePort } from './support/free-port.js';
 import { DIALECTS, type DialectName } from './support/harness.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -160,18 +161,6 @@ interface InitJson {
   client_id: string;
   client_secret: string;
   base_url: string;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 describe('sitebiz CLI: help, usage and configuration errors', { concurrency: 2 }, () => {
@@ -328,7 +317,7 @@ for (const dialect of DIALECTS) {
       assert.match(unknown.stderr, /unknown permission\(s\) view:sitez/);
       assert.match(unknown.stderr, /known: all, view:sites/);
 
-      const listed = await okJson<Array<Record<string, unknown>>>(['keys', 'list', '--database-url', db.url]);
+      const { keys: listed } = await okJson<{ keys: Array<Record<string, unknown>> }>(['keys', 'list', '--database-url', db.url]);
       assert.equal(listed.length, 3, 'the init key, x and everything; the refused key was not created');
       assert.deepEqual(listed.map((k) => k.name).slice(1), ['x', 'everything']);
       const text = await ok(['keys', 'list', '--database-url', db.url]);
@@ -418,6 +407,118 @@ for (const dialect of DIALECTS) {
       ]);
       assert.equal(duplicate.code, 1);
       assert.match(duplicate.stderr, /email sam@acme\.example is already taken/);
+    });
+
+    it('keys create without --user makes the key for the owner of the only account, and --help says so', async () => {
+      const db = await database();
+      const init = await okJson<InitJson>(['init', '--database-url', db.url]);
+      const key = await okJson<{ user_id: string; client_id: string; client_secret: string }>([
+        'keys', 'create', '--name', 'reporting', '--permissions', 'view:sites', '--database-url', db.url,
+      ]);
+      assert.equal(key.user_id, init.user_id, 'the owner of the account');
+      const text = await ok(['keys', 'create', '--name', 'again', '--permissions', 'view:sites', '--database-url', db.url]);
+      assert.match(text, new RegExp(`for user ${init.user_id}, the account's owner\\.`));
+      const a = await app(db.url);
+      const token = await tokenFor(a, key.client_id, key.client_secret);
+      assert.equal((await getJson(a, '/v1/me', token)).body.data.id, init.user_id);
+
+      const help = await ok(['keys', 'create', '--help']);
+      assert.match(help, /--user defaults to the owner of the account when the database holds exactly one/);
+
+      await okJson(['accounts', 'create', '--name', 'Second', '--database-url', db.url]);
+      const ambiguous = await run(['keys', 'create', '--name', 'x', '--permissions', 'all', '--database-url', db.url]);
+      assert.equal(ambiguous.code, 1);
+      assert.match(ambiguous.stderr, /several accounts: name the key's user with --user <id>/);
+    });
+
+    it('every command takes --json and prints one JSON object, failures included', async () => {
+      const db = await database();
+      const url = ['--database-url', db.url];
+      const migrated = await okJson<{ applied: string[] }>(['migrate', ...url]);
+      assert.ok(migrated.applied.length > 0);
+      assert.deepEqual(await okJson(['migrate', ...url]), { applied: [] });
+      const init = await okJson<InitJson>(['init', '--empty', ...url]);
+      const key = await okJson<{ id: string; client_id: string }>(['keys', 'create', '--name', 'k', '--permissions', 'all', ...url]);
+      assert.equal(typeof (await okJson(['keys', 'rotate', key.id, ...url])).client_secret, 'string');
+      assert.equal((await okJson<{ keys: unknown[] }>(['keys', 'list', ...url])).keys.length, 2);
+      assert.deepEqual(await okJson(['keys', 'delete', key.client_id, ...url]), { id: key.id, client_id: key.client_id, deleted: true });
+      const account = await okJson<{ id: string }>(['accounts', 'create', '--name', 'J', ...url]);
+      const site = await okJson<{ id: string }>(['sites', 'create', '--account', account.id, '--title', 'J', '--subdomain', 'j-site', ...url]);
+      const user = await okJson<{ site_ids: string[] }>([
+        'users', 'create', '--account', account.id, '--name', 'J', '--email', 'j@example.com', '--role', 'assistant', '--sites', site.id, ...url,
+      ]);
+      assert.deepEqual(user.site_ids, [site.id]);
+      assert.equal(init.base_url, 'http://127.0.0.1:3000');
+
+      // Failures: one object on stdout, nothing else, and the exit code of the failure.
+      const failures: Array<[string[], number, string]> = [
+        [['keys', 'delete', 'sbz_nope', ...url], 1, 'rejected'],
+        [['keys', 'create', '--name', 'x', ...url], 2, 'usage'],
+        [['init', '--bogus', ...url], 2, 'usage'],
+        [['migrate', '--port', '99999', ...url], 2, 'configuration'],
+        [['bogus'], 2, 'usage'],
+      ];
+      const results = await mapLimit(failures, 3, ([args]) => run([...args, '--json']));
+      for (const [i, [args, exitCode, code]] of failures.entries()) {
+        const result = results[i]!;
+        assert.equal(result.code, exitCode, `${args.join(' ')}: ${result.stdout}${result.stderr}`);
+        const lines = result.stdout.trim().split('\n');
+        assert.equal(lines.length, 1, `one line of JSON for ${args.join(' ')}:\n${result.stdout}`);
+        const body = JSON.parse(lines[0]!) as { error: { code: string; message: string } };
+        assert.equal(body.error.code, code, lines[0]);
+        assert.ok(body.error.message.length > 0);
+      }
+    });
+
+    it('serve on a taken port says so plainly, exits 1, and creates no database and no key', async () => {
+      const db = await database();
+      const blocker = createServer();
+      await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+      const port = (blocker.address() as { port: number }).port;
+      try {
+        for (const json of [false, true]) {
+          const result = await run(['serve', '--port', String(port), '--database-url', db.url, ...(json ? ['--json'] : [])]);
+          assert.equal(result.code, 1, `${result.stdout}${result.stderr}`);
+          const said = json ? (JSON.parse(result.stdout) as { error: { code: string; message: string } }).error.message : result.stderr;
+          assert.match(said, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`));
+          assert.match(said, new RegExp(`PORT=${port + 1} npm start, or sitebiz serve --port ${port + 1}`));
+          assert.doesNotMatch(result.stdout + result.stderr, /EADDRINUSE|client_secret|sbzsec_|\n\s+at /);
+        }
+      } finally {
+        await new Promise<void>((resolve) => blocker.close(() => resolve()));
+      }
+      if (db.file) assert.equal(existsSync(db.file), false, 'no SQLite file was created');
+      else {
+        const client = new pg.Client({ connectionString: db.url });
+        await client.connect();
+        try {
+          const tables = await client.query("select count(*)::int as n from information_schema.tables where table_schema = 'public'");
+          assert.equal(tables.rows[0].n, 0, 'not even migrated');
+        } finally {
+          await client.end();
+        }
+      }
+    });
+
+    it('serve --json announces itself with one JSON object holding the first credentials', async () => {
+      let started: Awaited<ReturnType<typeof startServe>> | undefined;
+      for (let attempt = 1; !started; attempt++) {
+        const db = await database();
+        try {
+          started = await startServe(['serve', '--json', '--port', String(await freePort()), '--database-url', db.url]);
+        } catch (error) {
+          if (!(error instanceof AddressInUse) || attempt === 3) throw error;
+        }
+      }
+      try {
+        const line = started.banner.split('\n').find((l) => l.includes('"serving"'));
+        assert.ok(line, started.banner);
+        const announced = JSON.parse(line) as { serving: string; docs: string; credentials: { client_id: string; client_secret: string } };
+        assert.match(announced.serving, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+        assert.match(announced.credentials.client_secret, /^sbzsec_/);
+      } finally {
+        assert.deepEqual(await started.stop(), { code: 0, signal: null }, started.stderr());
+      }
     });
 
     it('serve prints working credentials and a curl line, serves them, and exits 0 on SIGTERM', async () => {
@@ -515,7 +616,7 @@ async function startServe(args: string[]): Promise<{
       reject(new Error(`serve did not start within ${SERVE_START_TIMEOUT_MS} ms; stdout:\n${stdout}\nstderr:\n${stderr}`));
     }, SERVE_START_TIMEOUT_MS);
     child.stdout.on('data', () => {
-      if (/sitebiz is serving .*\n/.test(stdout)) {
+      if (/sitebiz is serving .*\n|"serving":.*\n/.test(stdout)) {
         clearTimeout(timer);
         resolve(stdout);
       }
@@ -523,7 +624,7 @@ async function startServe(args: string[]): Promise<{
     void exited.then(({ code }) => {
       clearTimeout(timer);
       const message = `serve exited with ${code} before serving; stdout:\n${stdout}\nstderr:\n${stderr}`;
-      reject(/EADDRINUSE/.test(stderr) ? new AddressInUse(message) : new Error(message));
+      reject(/EADDRINUSE|already in use/.test(stderr) ? new AddressInUse(message) : new Error(message));
     });
   });
   return {

@@ -10,6 +10,8 @@ export type Options = NonNullable<ParseArgsConfig['options']>;
 export interface Command {
   summary: string;
   usage: string;
+  /** Lines `sitebiz <command> --help` adds after the summary: defaults, what --json prints. */
+  details?: string[];
   options: Options;
   run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<void>;
 }
@@ -17,6 +19,24 @@ export interface Command {
 export const out = (text: string): void => {
   process.stdout.write(`${text}\n`);
 };
+
+/**
+ * A command's result: with --json (which every command takes) exactly one JSON object on one
+ * line of stdout, for scripts; otherwise the lines for people.
+ */
+export function report(values: Record<string, string | boolean | undefined>, json: Record<string, unknown>, text: readonly string[]): void {
+  if (values.json) out(JSON.stringify(json));
+  else for (const line of text) out(line);
+}
+
+/** How a failure is shown: with --json one object on stdout (scripts read one stream), else stderr. */
+export function reportFailure(json: boolean, error: { code: string; message: string; usage?: string }): void {
+  if (json) {
+    out(JSON.stringify({ error: { code: error.code, message: error.message, ...(error.usage ? { usage: error.usage } : {}) } }));
+    return;
+  }
+  process.stderr.write(`${error.message}\n${error.usage ? `Usage: ${error.usage}\n` : ''}`);
+}
 
 export function configFrom(values: Record<string, string | boolean | undefined>): Config {
   const flags: Partial<Record<SettingName, string>> = {};

@@ -46,7 +46,6 @@ export const seedCommand: Command = {
     seed: { type: 'string' },
     account: { type: 'string' },
     now: { type: 'string' },
-    json: { type: 'boolean' },
   },
   async run(values) {
     const contactsPerSite = wholeNumber(values, 'contacts', 10_000, MIN_SEED_CONTACTS, MAX_CONTACTS_PER_SITE);

@@ -161,6 +161,25 @@ export async function createApiKey(
   };
 }
 
+/**
+ * Whom a key belongs to when the caller names no user: the first owner of the only account. With
+ * no account or several there is no obvious answer, and the caller must name the user.
+ */
+export async function soleAccountOwner(handle: DatabaseHandle): Promise<number> {
+  const accounts = await handle.db.selectFrom('accounts').select('id').orderBy('id').limit(2).execute();
+  if (accounts.length === 0) throw new AdminError('there is no account yet: run sitebiz init first, or name a user with --user');
+  if (accounts.length > 1) throw new AdminError('the database has several accounts: name the key\'s user with --user <id>');
+  const owner = await handle.db
+    .selectFrom('users')
+    .select('id')
+    .where('account_id', '=', accounts[0]!.id)
+    .where('role', '=', 'owner')
+    .orderBy('id')
+    .executeTakeFirst();
+  if (!owner) throw new AdminError(`account ${accounts[0]!.id} has no owner: name the key's user with --user <id>`);
+  return Number(owner.id);
+}
+
 export interface ApiKeySummary {
   id: number;
   name: string;

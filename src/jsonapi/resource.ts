@@ -5,6 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { escapeLike, type DialectTraits } from '../db/dialect-traits.js';
 import { probeTrigramCandidates, TRIGRAM_CANDIDATE_CAP, trigramCandidates, trigramCommon, type TrigramIndex, type TrigramProbe } from '../db/text-search.js';
+import type { Nouns } from './nouns.js';
 import { PREDICATES_BY_TYPE, type PredicateSuffix } from './predicates.js';
 import type { ResourceWrite, WriteRules } from './write-document.js';
 
@@ -329,6 +330,8 @@ export interface ResourceDefinition {
   type: string;
   table: string;
   description: string;
+  /** What the reference calls one record and several, when the type does not say it (nouns.ts). */
+  nouns?: Nouns;
   /** Permission needed to read (list, show, include); null: any valid token may read. */
   readPermission: string | null;
   tenancy: TenancyDef;

@@ -2,10 +2,22 @@
 // built from them); requests are checked by the planner, which gives better errors than Ajv.
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { JSONAPI_MEDIA_TYPE } from './http.js';
+import { tagOf } from './nouns.js';
 import { PREDICATE_MEANINGS } from './predicates.js';
 import { filterNames, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './planner.js';
 import type { Registry } from './registry.js';
 import type { ActionDef, AttributeDef, RelationshipDef, ResourceDefinition } from './resource.js';
+import {
+  actionSummary,
+  createSummary,
+  deleteSummary,
+  listSummary,
+  relatedSummary,
+  relationshipSummary,
+  relationshipWriteSummary,
+  showSummary,
+  updateSummary,
+} from './route-summaries.js';
 import type { WriteRules } from './write-document.js';
 
 const nullable = (schema: TSchema, isNullable: boolean) => (isNullable ? Type.Union([schema, Type.Null()]) : schema);
@@ -126,8 +138,8 @@ export function listRouteSchema(registry: Registry, resource: ResourceDefinition
     filters[`filter[${name}]`] = Type.Optional(Type.String({ description: describeFilter(resource, name) }));
   }
   return {
-    tags: [resource.type],
-    summary: `List ${resource.type}`,
+    tags: [tagOf(resource)],
+    summary: listSummary(resource),
     description: resource.description,
     security: [{ Bearer: [] }],
     // The media type every response of these routes is sent with; @fastify/swagger documents
@@ -183,8 +195,8 @@ export function listRouteSchema(registry: Registry, resource: ResourceDefinition
 
 export function showRouteSchema(registry: Registry, resource: ResourceDefinition, withIdParam = true) {
   return {
-    tags: [resource.type],
-    summary: `Show one ${resource.type} record`,
+    tags: [tagOf(resource)],
+    summary: showSummary(resource),
     description: resource.description,
     security: [{ Bearer: [] }],
     // The media type every response of these routes is sent with; @fastify/swagger documents
@@ -219,8 +231,8 @@ function describeFilter(resource: ResourceDefinition, name: string): string {
 export function relationshipRouteSchema(resource: ResourceDefinition, name: string, relationship: RelationshipDef) {
   const toOne = relationship.kind === 'to-one' || relationship.kind === 'has-one';
   return {
-    tags: [resource.type],
-    summary: `The ${name} of one ${resource.type} record (linkage)`,
+    tags: [tagOf(resource)],
+    summary: relationshipSummary(resource, name),
     description: `Resource identifiers of the ${relationship.type} related to the record as ${name}.`,
     security: [{ Bearer: [] }],
     produces: [JSONAPI_MEDIA_TYPE],
@@ -241,8 +253,8 @@ export function relatedRouteSchema(registry: Registry, resource: ResourceDefinit
   const list = listRouteSchema(registry, target);
   return {
     ...list,
-    tags: [resource.type],
-    summary: `The ${name} of one ${resource.type} record`,
+    tags: [tagOf(resource)],
+    summary: relatedSummary(resource, name),
     description: `The ${target.type} related to the record as ${name}, with the list parameters of ${target.type}.`,
     params: Type.Object({ id: Type.String({ description: 'Record id' }) }),
     response: { ...list.response, 404: { ...errorDocumentSchema, description: 'No such record, or one this token may not see' } },
@@ -287,7 +299,7 @@ function writeBodySchema(resource: ResourceDefinition, rules: WriteRules, create
 
 function writeRouteSchema(registry: Registry, resource: ResourceDefinition, summary: string, withId: boolean) {
   return {
-    tags: [resource.type],
+    tags: [tagOf(resource)],
     summary,
     description: resource.description,
     security: [{ Bearer: [] }],
@@ -302,7 +314,7 @@ function writeRouteSchema(registry: Registry, resource: ResourceDefinition, summ
 }
 
 export function createRouteSchema(registry: Registry, resource: ResourceDefinition, rules: WriteRules) {
-  const { showResponse, ...schema } = writeRouteSchema(registry, resource, `Create a ${resource.type} record`, false);
+  const { showResponse, ...schema } = writeRouteSchema(registry, resource, createSummary(resource), false);
   return {
     ...schema,
     body: writeBodySchema(resource, rules, true),
@@ -311,12 +323,12 @@ export function createRouteSchema(registry: Registry, resource: ResourceDefiniti
 }
 
 export function updateRouteSchema(registry: Registry, resource: ResourceDefinition, rules: WriteRules) {
-  const { showResponse, ...schema } = writeRouteSchema(registry, resource, `Update a ${resource.type} record`, true);
+  const { showResponse, ...schema } = writeRouteSchema(registry, resource, updateSummary(resource), true);
   return { ...schema, body: writeBodySchema(resource, rules, false), response: { 200: showResponse, ...writeErrors } };
 }
 
 export function deleteRouteSchema(registry: Registry, resource: ResourceDefinition) {
-  const { showResponse: _show, consumes: _consumes, ...schema } = writeRouteSchema(registry, resource, `Delete a ${resource.type} record`, true);
+  const { showResponse: _show, consumes: _consumes, ...schema } = writeRouteSchema(registry, resource, deleteSummary(resource), true);
   const { 409: _c, 415: _m, ...errors } = writeErrors;
   return {
     ...schema,
@@ -331,10 +343,9 @@ export function relationshipWriteRouteSchema(
   relationship: RelationshipDef,
   operation: 'add' | 'replace' | 'remove',
 ) {
-  const verb = { add: 'Add to', replace: 'Replace', remove: 'Remove from' }[operation];
   return {
-    tags: [resource.type],
-    summary: `${verb} the ${name} of one ${resource.type} record`,
+    tags: [tagOf(resource)],
+    summary: relationshipWriteSummary(resource, name, operation),
     description: [
       `Body: {"data": [{"type": "${relationship.type}", "id": "..."}], "meta": {...}}. Answers with the relationship's linkage afterwards.`,
       relationship.write?.description,
@@ -359,8 +370,8 @@ export function actionRouteSchema(registry: Registry, resource: ResourceDefiniti
   const answer = bodyResource ?? resource;
   const showResponse = Type.Object({ data: resourceObjectSchema(answer), links: Type.Object({ self: Type.String(), current: Type.String() }) });
   return {
-    tags: [resource.type],
-    summary: `${name.replace(/_/g, ' ')}: ${resource.type}`,
+    tags: [tagOf(resource)],
+    summary: actionSummary(resource, name),
     description: action.description,
     security: [{ Bearer: [] }],
     produces: [JSONAPI_MEDIA_TYPE],

@@ -92,6 +92,7 @@ export const lessons = defineResource({
 export const media = defineResource({
   type: 'media',
   table: 'media',
+  nouns: { singular: 'media item', plural: 'media' },
   description: 'A video, audio file or download of a lesson. Reached through courses?include=lessons.media.',
   readPermission: 'view:products',
   tenancy: { kind: 'site', column: 'site_id' },

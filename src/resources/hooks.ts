@@ -3,6 +3,7 @@ import { attr, defineResource, rel } from '../jsonapi/resource.js';
 export const hooks = defineResource({
   type: 'hooks',
   table: 'hooks',
+  nouns: { singular: 'webhook', plural: 'webhooks' },
   description: 'Webhook subscriptions: an event of the site and the URL it is posted to.',
   readPermission: 'view:hooks',
   tenancy: { kind: 'site', column: 'site_id' },

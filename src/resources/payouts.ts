@@ -5,6 +5,7 @@ const STATUSES = ['pending', 'in_transit', 'paid', 'failed', 'canceled'] as cons
 export const kajabiPaymentsPayouts = defineResource({
   type: 'kajabi_payments_payouts',
   table: 'kajabi_payments_payouts',
+  nouns: { singular: 'Kajabi Payments payout', plural: 'Kajabi Payments payouts' },
   description: 'Transfers of Kajabi Payments funds to the site owner’s bank account. filter[site_id] is required.',
   readPermission: 'view:payouts',
   tenancy: { kind: 'site', column: 'site_id', requireSiteFilter: true },

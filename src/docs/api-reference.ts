@@ -1,0 +1,74 @@
+// The API reference served at /docs: sitebiz's own name and logo on the Swagger UI page, and the
+// introduction at the top of the OpenAPI document (authentication, paging, filters, extensions).
+// Everything the page shows is served by sitebiz itself; nothing is fetched from elsewhere.
+import { readFileSync } from 'node:fs';
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
+import { tagOf } from '../jsonapi/nouns.js';
+import type { ResourceDefinition } from '../jsonapi/resource.js';
+
+export const REFERENCE_TITLE = 'sitebiz: Site Business Service API reference';
+
+const LOGO_SVG = readFileSync(new URL('./sitebiz-logo.svg', import.meta.url));
+
+export function referencePageOptions(routePrefix: string): FastifySwaggerUiOptions {
+  return {
+    routePrefix,
+    staticCSP: true,
+    logo: { type: 'image/svg+xml', content: LOGO_SVG, href: routePrefix, target: '_self' },
+    theme: {
+      title: REFERENCE_TITLE,
+      favicon: [{ filename: 'sitebiz.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: LOGO_SVG }],
+    },
+    // No badge loaded from validator.swagger.io on every visit (the plugin's default too).
+    validatorUrl: false,
+    uiConfig: {
+      deepLinking: true,
+      docExpansion: 'list',
+      filter: true,
+      // "Authorize" once with an access token and keep it across reloads while trying requests.
+      persistAuthorization: true,
+    },
+  };
+}
+
+/** The introduction (Markdown) shown above the operations. */
+export const REFERENCE_INTRODUCTION = [
+  '**sitebiz** serves the Site Business Service API v1 (JSON:API 1.1) from a database you run.',
+  'The files named below are in the sitebiz repository, under `docs/`.',
+  '',
+  '### Authentication',
+  'Exchange an API key for tokens at `POST /v1/oauth/token` (form-encoded `grant_type=client_credentials`,',
+  '`client_id`, `client_secret`), then send `Authorization: Bearer <access_token>`; use **Authorize** above to',
+  'try requests here. Access tokens last 2 hours by default; `grant_type=refresh_token` gives a new pair, and',
+  '`POST /v1/oauth/revoke` ends a grant. A key carries permissions (`view:contacts`, `manage:contacts`, ...): a',
+  'request without the one it needs answers 403. A new key: `sitebiz keys create` (docs/authentication.md,',
+  'docs/permissions.md).',
+  '',
+  '### Paging',
+  'Lists take `page[number]` and `page[size]` (default 25, at most 100) and answer with `links` (first, prev,',
+  'next, last) and `meta.total_count`. Every list has a deterministic order: the `sort` field, then `id` (docs/paging.md).',
+  '',
+  '### Filters',
+  'A list keeps the records matching every `filter[<name>]=<value>` given. Each operation lists its filters;',
+  'exactly what each one means is in docs/filters.md. `filter[site_id]` chooses a site; it is required when',
+  'the key\'s user reaches several sites.',
+  '',
+  '### sitebiz extensions',
+  '- **Cursor paging**: `page[after]=` (empty to start) then `links.next` until it is null walks any list in any',
+  '  sort at the same cost per page however deep; `page[before]` walks backwards (docs/paging.md).',
+  '- **Strict parameters**: an unknown parameter, filter, sort field, include path or field is a 400 whose',
+  '  `source.parameter` names it (upstream ignores unknown filters: set `IGNORE_UNKNOWN_FILTERS=true` to do the',
+  '  same; docs/configuration.md).',
+  '- **This document** is generated from the resource declarations; it is also served at `/v1/openapi.json`.',
+].join('\n');
+
+/** One tag per resource with routes, described by its declaration, after the fixed routes' tags. */
+export function referenceTags(resources: readonly ResourceDefinition[]): Array<{ name: string; description: string }> {
+  const fixed = [
+    { name: 'Authentication', description: 'OAuth 2.0 client credentials: tokens for an API key, refresh and revocation.' },
+    { name: 'Me', description: 'The user the access token acts for.' },
+    { name: 'Version', description: 'The API version; needs no token (a health check).' },
+  ];
+  const served = resources.filter((r) => r.routes.list || r.routes.show);
+  return [...fixed, ...served.map((r) => ({ name: tagOf(r), description: r.description }))];
+}

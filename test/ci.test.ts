@@ -1,0 +1,34 @@
+// What the README says about the Node versions CI tests is what .ci/run does: Node 20 (the
+// machine's), then Node 24 through .ci/node24-tests, on both databases. No database involved.
+import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+
+describe('CI and the Node versions the README names', () => {
+  it('.ci/run tests on PostgreSQL under Node 20, then under Node 24 through .ci/node24-tests', () => {
+    const run = read('.ci/run');
+    const commands = run.split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#'));
+    const node20 = commands.findIndex((line) => /^TEST_DATABASE_URL=postgres:\/\/\S+ npm test$/.test(line));
+    const node24 = commands.findIndex((line) => /^TEST_DATABASE_URL=postgres:\/\/\S+ \.ci\/node24-tests$/.test(line));
+    assert.ok(node20 >= 0 && node24 > node20, run);
+    assert.ok((statSync(join(ROOT, '.ci', 'node24-tests')).mode & 0o111) !== 0, '.ci/node24-tests is executable');
+  });
+
+  it('.ci/node24-tests takes node@24 from the registry and builds the native module against its headers', () => {
+    const script = read('.ci/node24-tests');
+    assert.match(script, /npm install --prefix \S+ .*"node@\$node24_version"/);
+    assert.match(script, /npm_config_nodedir="\$node24_home"/, 'overrides the nodedir of ~/.npmrc');
+    assert.match(script, /npm_config_build_from_source=true/, 'downloads no prebuilt binary');
+  });
+
+  it('the README names the versions CI tests', () => {
+    const pinned = /node24_version=\$\{NODE24_VERSION:-(24\.[\d.]+)\}/.exec(read('.ci/node24-tests'))?.[1];
+    assert.ok(pinned, 'the Node 24 version is set in one place');
+    assert.ok(read('README.md').includes(`**Node.js 20 and Node.js ${pinned}**`), `README.md says CI tests Node.js 20 and ${pinned}`);
+  });
+});
