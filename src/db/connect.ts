@@ -1,7 +1,7 @@
 // Opens the database named by the configuration and runs migrations.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import SQLite from 'better-sqlite3';
+import { SQLiteDatabase, type SqliteConnection, type SqliteStatement } from './sqlite-driver.js';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type LogEvent, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
@@ -51,7 +51,7 @@ function queryLogger(options: ConnectOptions) {
 export async function connectDatabase(config: DatabaseConfig, options: ConnectOptions = {}): Promise<DatabaseHandle> {
   if (config.dialect === 'sqlite') {
     if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
-    const sqlite = new SQLite(config.filename);
+    const sqlite = new SQLiteDatabase(config.filename);
     applySqliteSettings(sqlite, config);
     const statements = withStatementCache(sqlite);
     const db = new Kysely<Database>({
@@ -66,7 +66,7 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
       runSelect: <Row>(_name: string, text: string, parameters: readonly unknown[]) => {
         if (sqlite.inTransaction) return undefined;
         const started = onQuery ? performance.now() : 0;
-        const rows = (statements.prepare(text) as unknown as SQLite.Statement).all(parameters as unknown[]) as Row[];
+        const rows = (statements.prepare(text) as unknown as SqliteStatement).all(parameters as unknown[]) as Row[];
         onQuery?.(text, performance.now() - started);
         return Promise.resolve(rows);
       },
@@ -130,7 +130,7 @@ const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
  * The settings every SQLite connection gets. What each costs in memory and what survives a crash
  * is in docs/scaling.md ("SQLite on one machine").
  */
-function applySqliteSettings(sqlite: SQLite.Database, config: Extract<DatabaseConfig, { dialect: 'sqlite' }>): void {
+function applySqliteSettings(sqlite: SqliteConnection, config: Extract<DatabaseConfig, { dialect: 'sqlite' }>): void {
   // WAL lets readers run beside the writer; the busy timeout makes a second process wait for a
   // lock instead of failing at once; SQLite leaves foreign keys off unless asked.
   sqlite.pragma('journal_mode = WAL');
@@ -160,8 +160,8 @@ const STATEMENT_CACHE_SIZE = 500;
  * small query. The engine issues the same SQL shapes again and again, so keep prepared statements
  * by their SQL text (least recently used out first).
  */
-function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
-  const cache = new Map<string, SQLite.Statement>();
+function withStatementCache(sqlite: SqliteConnection): SqliteDatabase {
+  const cache = new Map<string, SqliteStatement>();
   return {
     close: () => sqlite.close(),
     prepare(text: string) {

@@ -4,14 +4,14 @@
 // are compared with the plain definition in test/text-search.test.ts; this checks the choice.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import SQLite from 'better-sqlite3';
+import { SQLiteDatabase } from '../../src/db/sqlite-driver.js';
 import { expressionBuilder, Kysely, SqliteDialect } from 'kysely';
 import { postgresTraits, sqliteTraits } from '../../src/db/dialect-traits.js';
 import { CONTACT_TEXT_INDEX, TRIGRAM_CANDIDATE_CAP, type TrigramProbe } from '../../src/db/text-search.js';
 import { containsText, trigramNarrowed, type AnyEB } from '../../src/jsonapi/resource.js';
 
 describe('trigramNarrowed: which plan a search takes', () => {
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new SQLite(':memory:') }) });
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new SQLiteDatabase(':memory:') }) });
   const eb = expressionBuilder<any, any>() as AnyEB;
   const use = { index: CONTACT_TEXT_INDEX, rowId: 'contacts.id', columns: ['email'], texts: ['brennan'] };
   const text = (traits: typeof sqliteTraits, probe: TrigramProbe | undefined) => {
