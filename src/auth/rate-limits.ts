@@ -15,6 +15,8 @@ const WINDOW_MS = 60_000;
 const LOCAL_KEYS = 10_000;
 /** Redis must answer a count within this; otherwise the request goes on uncounted (fail open). */
 const REDIS_COMMAND_TIMEOUT_MS = 250;
+/** How long the app waits for its first Redis connection before it serves anyway. */
+const REDIS_FIRST_CONNECTION_MS = 2_000;
 
 export interface RateLimits {
   /**
@@ -44,6 +46,8 @@ export interface RateLimitOptions {
  */
 export async function installRateLimits(app: FastifyInstance, config: Config, options: RateLimitOptions = {}): Promise<RateLimits> {
   const redis = config.redisUrl ? connectRedis(app, config.redisUrl) : undefined;
+  // Counting starts with the first request: wait (briefly) for Redis, whose client queues nothing.
+  if (redis) await firstConnection(redis, REDIS_FIRST_CONNECTION_MS);
   await app.register(rateLimit, {
     global: false,
     cache: LOCAL_KEYS,
@@ -111,6 +115,23 @@ export async function installRateLimits(app: FastifyInstance, config: Config, op
       await Promise.all([failuresByClient(request), failuresByAddress(request)]);
     },
   };
+}
+
+/**
+ * Resolves once Redis is ready, or after `timeoutMs` (then requests go on uncounted until it is,
+ * as when it goes away later).
+ */
+async function firstConnection(redis: Redis, timeoutMs: number): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    redis.once('ready', done);
+  });
 }
 
 /** The API key behind the Bearer token once authenticated; the source address before. */
