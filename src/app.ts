@@ -10,7 +10,13 @@ import type { Config } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { JsonApiEngine } from './jsonapi/engine.js';
 import { loadCursorSigningKey } from './db/instance-settings.js';
-import { acceptJsonBodies, frameworkErrorHandler, installErrorHandling, trackRoutesForMethodNotAllowed } from './jsonapi/http.js';
+import {
+  acceptJsonBodies,
+  frameworkErrorHandler,
+  installErrorHandling,
+  negotiateJsonApiMediaType,
+  trackRoutesForMethodNotAllowed,
+} from './jsonapi/http.js';
 import { Registry } from './jsonapi/registry.js';
 import type { ResourceDefinition } from './jsonapi/resource.js';
 import { resourceRoutes } from './jsonapi/routes.js';
@@ -110,6 +116,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app);
   const addMethodNotAllowedRoutes = trackRoutesForMethodNotAllowed(app);
   acceptJsonBodies(app);
+  negotiateJsonApiMediaType(app);
 
   await app.register(swagger, {
     openapi: {
