@@ -8,6 +8,7 @@ import { oauthRoutes } from './auth/oauth-routes.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
+import { documentEdgeResponses } from './jsonapi/edge-responses.js';
 import { JsonApiEngine } from './jsonapi/engine.js';
 import { loadCursorSigningKey } from './db/instance-settings.js';
 import {
@@ -117,6 +118,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const addMethodNotAllowedRoutes = trackRoutesForMethodNotAllowed(app);
   acceptJsonBodies(app);
   negotiateJsonApiMediaType(app);
+  documentEdgeResponses(app);
 
   await app.register(swagger, {
     openapi: {
