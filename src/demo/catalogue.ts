@@ -282,7 +282,7 @@ export function buildCatalogue(set: RowSet, site: { id: number; subdomain: strin
     language: 'en',
     owner_email: 'podcast@northwind.example',
     author: null,
-    status: 'processing',
+    status: 'importing',
     show_type: 'serial',
     thumbnail_url: null,
     cover_art_url: null,
