@@ -421,6 +421,9 @@ export interface FuzzFinding {
 export interface FuzzReport {
   requests: number;
   statuses: Map<number, number>;
+  /** Answers that were 5xx or undocumented. */
+  failures: number;
+  /** The first of them (at most 500), for reports. */
   findings: FuzzFinding[];
   /** Distinct problems (by operation and first words), with how often each was seen. */
   distinct: Map<string, { count: number; first: FuzzFinding }>;
@@ -439,7 +442,7 @@ export async function fuzz(
   const operations = new Map(documentedOperations(doc).map((op) => [op.key, op]));
   const arbitrary = new FuzzArbitraries(doc, world).request();
   const checker = new ResponseChecker(doc);
-  const report: FuzzReport = { requests: 0, statuses: new Map(), findings: [], distinct: new Map() };
+  const report: FuzzReport = { requests: 0, statuses: new Map(), failures: 0, findings: [], distinct: new Map() };
   const chunk = options.chunk ?? 2_000;
   for (let start = 0, round = 0; start < options.runs; start += chunk, round++) {
     const requests = fc.sample(arbitrary, { numRuns: Math.min(chunk, options.runs - start), seed: options.seed + round });
@@ -455,7 +458,8 @@ export async function fuzz(
       const problem = checker.problem(operations.get(request.operation)!, res);
       if (problem === undefined) continue;
       const finding = { request, status: res.statusCode, problem, body: res.body.slice(0, 500) };
-      report.findings.push(finding);
+      report.failures++;
+      if (report.findings.length < 500) report.findings.push(finding);
       const key = `${request.operation}: ${problem.slice(0, 80)}`;
       const seen = report.distinct.get(key);
       if (seen) seen.count++;
@@ -468,7 +472,7 @@ export async function fuzz(
 
 /** A readable account of a report's findings, with what reproduces each. */
 export function describeFindings(report: FuzzReport, seed: number, limit = 25): string {
-  const lines = [`${report.findings.length} of ${report.requests} answers undocumented or 5xx (seed ${seed}); distinct: ${report.distinct.size}`];
+  const lines = [`${report.failures} of ${report.requests} answers undocumented or 5xx (seed ${seed}); distinct: ${report.distinct.size}`];
   for (const [key, { count, first }] of [...report.distinct].slice(0, limit)) {
     const payload = first.request.payload === undefined ? '' : ` body=${JSON.stringify(String(first.request.payload).slice(0, 300))}`;
     lines.push(`- ${count}× ${key}\n    ${first.request.method} ${first.request.url} ${JSON.stringify(first.request.headers)}${payload}\n    → ${first.status} ${first.body.slice(0, 300)}`);
