@@ -119,6 +119,15 @@ function junk(): fc.Arbitrary<string> {
   );
 }
 
+/**
+ * The values a parameter's description lists ("One of id, title; ..." or "...: a, b, c"), so that
+ * sorts, fields and includes are often right; empty when it lists none.
+ */
+function choicesIn(description: string | undefined): string[] {
+  const listed = /One of ([^;]+)/.exec(description ?? '')?.[1] ?? /:\s*([\w.]+(?:,\s*[\w.]+)+|[\w.]+)\s*$/.exec(description ?? '')?.[1];
+  return listed ? listed.split(',').map((c) => c.trim()).filter((c) => /^[\w.]+$/.test(c)) : [];
+}
+
 export class FuzzArbitraries {
   private readonly vocabulary: string[];
 
@@ -149,14 +158,16 @@ export class FuzzArbitraries {
     );
   }
 
-  /** A plausible value of a query parameter, from its name; or junk. */
-  private queryValue(name: string): fc.Arbitrary<string> {
-    const words = fc.array(fc.oneof(this.word(), fc.constantFrom(...INHERITED_NAMES)), { minLength: 1, maxLength: 3 });
+  /** A plausible value of a query parameter, from its name and the values its description lists; or junk. */
+  private queryValue(name: string, description?: string): fc.Arbitrary<string> {
+    const listed = choicesIn(description);
+    const choice = listed.length > 0 ? fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...listed) }, { weight: 1, arbitrary: this.word() }) : this.word();
+    const words = fc.array(fc.oneof({ weight: 8, arbitrary: choice }, { weight: 1, arbitrary: fc.constantFrom(...INHERITED_NAMES) }), { minLength: 1, maxLength: 3 });
     let plausible: fc.Arbitrary<string>;
     if (name === 'filter[site_id]') plausible = fc.oneof({ weight: 8, arbitrary: fc.constant(this.world.siteId) }, { weight: 1, arbitrary: this.idOf('sites') });
     else if (name.startsWith('page[')) plausible = fc.oneof(fc.integer({ min: -1, max: 120 }).map(String), fc.constant(''));
-    else if (name === 'sort') plausible = fc.tuple(fc.boolean(), this.word()).map(([desc, w]) => `${desc ? '-' : ''}${w}`);
-    else if (name === 'include') plausible = fc.array(fc.array(this.word(), { minLength: 1, maxLength: 3 }).map((p) => p.join('.')), { minLength: 1, maxLength: 3 }).map((l) => l.join(','));
+    else if (name === 'sort') plausible = fc.tuple(fc.boolean(), choice).map(([desc, w]) => `${desc ? '-' : ''}${w}`);
+    else if (name === 'include') plausible = fc.array(fc.array(choice, { minLength: 1, maxLength: 2 }).map((p) => p.join('.')), { minLength: 1, maxLength: 3 }).map((l) => l.join(','));
     else if (name.startsWith('fields[')) plausible = words.map((w) => w.join(','));
     else if (/_id\]$|_ids\]$/.test(name)) plausible = fc.array(this.idOf(undefined), { minLength: 1, maxLength: 3 }).map((l) => l.join(','));
     else {
@@ -166,11 +177,13 @@ export class FuzzArbitraries {
         fc.constantFrom('true', 'false', '2026-01-01', '2026-05-31T10:00:00Z', '30', '25.50', 'a', 'example', 'ada'),
       );
     }
-    return fc.oneof({ weight: 4, arbitrary: plausible }, { weight: 1, arbitrary: junk() });
+    return fc.oneof({ weight: 6, arbitrary: plausible }, { weight: 1, arbitrary: junk() });
   }
 
   private query(operation: Operation): fc.Arbitrary<Array<[string, string]>> {
-    const documented = (operation.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+    const parameters = (operation.parameters ?? []).filter((p) => p.in === 'query');
+    const documented = parameters.map((p) => p.name);
+    const descriptions = new Map(parameters.map((p) => [p.name, (p as { description?: string }).description]));
     const known = documented.length > 0 ? fc.constantFrom(...documented) : fc.constant('include');
     const unknown = fc.oneof(
       fc.constantFrom(...INHERITED_NAMES),
@@ -179,9 +192,11 @@ export class FuzzArbitraries {
       fc.constantFrom(...INHERITED_NAMES).map((n) => `page[${n}]`),
       fc.constantFrom('foo', 'filter[]', 'page[offset]', 'filter[x][y]', 'Sort', 'include[]'),
     );
-    const pair = fc.oneof({ weight: 8, arbitrary: known }, { weight: 1, arbitrary: unknown }).chain((name) => this.queryValue(name).map((v): [string, string] => [name, v]));
+    const pair = fc
+      .oneof({ weight: 14, arbitrary: known }, { weight: 1, arbitrary: unknown })
+      .chain((name) => this.queryValue(name, descriptions.get(name)).map((v): [string, string] => [name, v]));
     const needsSite = documented.includes('filter[site_id]');
-    return fc.tuple(fc.array(pair, { maxLength: 4 }), fc.integer({ min: 0, max: 9 })).map(([pairs, dice]) => {
+    return fc.tuple(fc.array(pair, { maxLength: 3 }), fc.integer({ min: 0, max: 9 })).map(([pairs, dice]) => {
       // Most requests name the site, as a client must when it reaches several.
       if (needsSite && dice > 0 && !pairs.some(([n]) => n === 'filter[site_id]')) pairs.unshift(['filter[site_id]', this.world.siteId]);
       return pairs;
@@ -212,7 +227,7 @@ export class FuzzArbitraries {
     else if (schema.type === 'boolean') right = fc.boolean();
     else if (schema.type === 'null') right = fc.constant(null);
     else right = fc.jsonValue({ maxDepth: 2 });
-    return fc.oneof({ weight: 9, arbitrary: right }, { weight: 1, arbitrary: wrong });
+    return fc.oneof({ weight: depth <= 1 ? 9 : 30, arbitrary: right }, { weight: 1, arbitrary: wrong });
   }
 
   private stringFor(schema: Schema, key: string, type: string | undefined): fc.Arbitrary<string> {
@@ -254,7 +269,7 @@ export class FuzzArbitraries {
       fc.constantFrom('text/plain', 'application/vnd.api+json; ext="https://example.com/ext"', 'application/json; charset=utf-16', 'application/vnd.api+json; charset=utf-8', 'application/x-www-form-urlencoded').map((type) => ({ kind: 'content-type', name: type })),
       fc.constantFrom('invalid-utf8', 'lone-surrogate', 'truncated', 'empty', 'null', 'array').map((kind) => ({ kind, name: '' })),
     );
-    return fc.tuple(base, fc.option(broken, { freq: 3 }), fc.nat()).map(([{ value, contentType }, mutation, n]) => mutate(value, contentType, mutation, n));
+    return fc.tuple(base, fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: broken }), fc.nat()).map(([{ value, contentType }, mutation, n]) => mutate(value, contentType, mutation, n));
   }
 
   private oauthBody(): fc.Arbitrary<{ value: unknown; contentType: string }> {
