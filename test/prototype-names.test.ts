@@ -115,6 +115,24 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await rowCounts(t, tables), before, 'nothing was stored');
     });
 
+    it('writes take no query parameter: a 400 naming it, before anything is written', async () => {
+      const before = await rowCounts(t, ['contacts', 'contact_taggings']);
+      const writes: Array<['POST' | 'PATCH' | 'DELETE', string]> = [
+        ['POST', '/v1/contacts'],
+        ['PATCH', `/v1/contacts/${contactId}`],
+        ['DELETE', `/v1/contacts/${contactId}`],
+        ['DELETE', `/v1/contacts/${contactId}/relationships/tags`],
+      ];
+      for (const name of INHERITED) {
+        for (const [method, url] of writes) {
+          for (const [query, parameter] of [[`include=${name}`, 'include'], [`fields[contacts]=${name}`, 'fields[contacts]'], [name, name]] as const) {
+            badParameter(await send(t, method, `${url}?${query}`, token, { data: [] }), parameter, `${method} ${url}?${query}`);
+          }
+        }
+      }
+      assert.deepEqual(await rowCounts(t, ['contacts', 'contact_taggings']), before, 'nothing was written');
+    });
+
     it('OAuth: an inherited name as grant_type or parameter is an RFC 6749 400', async () => {
       for (const name of INHERITED) {
         const grant = await t.request({
