@@ -184,7 +184,6 @@ export class FuzzArbitraries {
     const parameters = (operation.parameters ?? []).filter((p) => p.in === 'query');
     const documented = parameters.map((p) => p.name);
     const descriptions = new Map(parameters.map((p) => [p.name, (p as { description?: string }).description]));
-    const known = documented.length > 0 ? fc.constantFrom(...documented) : fc.constant('include');
     const unknown = fc.oneof(
       fc.constantFrom(...INHERITED_NAMES),
       fc.constantFrom(...INHERITED_NAMES).map((n) => `filter[${n}]`),
@@ -192,8 +191,13 @@ export class FuzzArbitraries {
       fc.constantFrom(...INHERITED_NAMES).map((n) => `page[${n}]`),
       fc.constantFrom('foo', 'filter[]', 'page[offset]', 'filter[x][y]', 'Sort', 'include[]'),
     );
+    if (documented.length === 0) {
+      // Operations that take no query parameter (writes): now and then one all the same.
+      const stray = unknown.chain((name) => this.queryValue(name).map((v): [string, string] => [name, v]));
+      return fc.oneof({ weight: 9, arbitrary: fc.constant<Array<[string, string]>>([]) }, { weight: 1, arbitrary: fc.array(stray, { minLength: 1, maxLength: 2 }) });
+    }
     const pair = fc
-      .oneof({ weight: 14, arbitrary: known }, { weight: 1, arbitrary: unknown })
+      .oneof({ weight: 14, arbitrary: fc.constantFrom(...documented) }, { weight: 1, arbitrary: unknown })
       .chain((name) => this.queryValue(name, descriptions.get(name)).map((v): [string, string] => [name, v]));
     const needsSite = documented.includes('filter[site_id]');
     return fc.tuple(fc.array(pair, { maxLength: 3 }), fc.integer({ min: 0, max: 9 })).map(([pairs, dice]) => {
