@@ -112,7 +112,7 @@ function encode(text: string): string {
 /** Junk that breaks parsers: numbers out of range, encodings, inherited names, separators. */
 function junk(): fc.Arbitrary<string> {
   return fc.oneof(
-    fc.constantFrom('', ' ', '0', '-1', '1.5', '1e3', '99999999999999999999', 'null', 'true', ',', ',,', '.', '-', '--id', 'a.b.c.d', '%', '\u0000', '\u00e9', '\ud800', '\u{1F600}', '[]', '{}', '2026-02-31', '0000-01-01', '9999-12-31T23:59:59Z'),
+    fc.constantFrom('', ' ', '0', '-1', '1.5', '1e3', '2147483648', '-2147483649', '9007199254740993', '99999999999999999999', 'null', 'true', ',', ',,', '.', '-', '--id', 'a.b.c.d', '%', '\u0000', '\u00e9', '\ud800', '\u{1F600}', '[]', '{}', '2026-02-31', '0000-01-01', '9999-12-31T23:59:59Z'),
     fc.constantFrom(...INHERITED_NAMES),
     fc.string({ maxLength: 12 }),
     fc.string({ unit: 'binary', maxLength: 6 }),
