@@ -10,9 +10,16 @@ import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { REFERENCE_INTRODUCTION, referencePageOptions, referenceTags } from './docs/api-reference.js';
+import { documentEdgeResponses } from './jsonapi/edge-responses.js';
 import { JsonApiEngine } from './jsonapi/engine.js';
 import { loadCursorSigningKey } from './db/instance-settings.js';
-import { acceptJsonBodies, frameworkErrorHandler, installErrorHandling, trackRoutesForMethodNotAllowed } from './jsonapi/http.js';
+import {
+  acceptJsonBodies,
+  frameworkErrorHandler,
+  installErrorHandling,
+  negotiateJsonApiMediaType,
+  trackRoutesForMethodNotAllowed,
+} from './jsonapi/http.js';
 import { Registry } from './jsonapi/registry.js';
 import type { ResourceDefinition } from './jsonapi/resource.js';
 import { resourceRoutes } from './jsonapi/routes.js';
@@ -133,6 +140,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installErrorHandling(app);
   const addMethodNotAllowedRoutes = trackRoutesForMethodNotAllowed(app);
   acceptJsonBodies(app);
+  negotiateJsonApiMediaType(app);
+  documentEdgeResponses(app);
 
   await app.register(swagger, {
     openapi: {

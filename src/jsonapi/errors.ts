@@ -64,6 +64,8 @@ export const methodNotAllowed = (method: string, path: string, allowed: string[]
     { allow: allowed.join(', ') },
   );
 
+export const notAcceptable = (detail: string) => one(406, 'not_acceptable', 'Not Acceptable', detail, { header: 'Accept' });
+
 export const unsupportedMediaType = (detail: string) =>
   one(415, 'unsupported_media_type', 'Unsupported Media Type', detail, { header: 'Content-Type' });
 

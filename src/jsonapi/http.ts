@@ -6,13 +6,16 @@ import {
   badRequest,
   internalError,
   methodNotAllowed,
+  notAcceptable,
   notFound,
   payloadTooLarge,
   serviceUnavailable,
   unsupportedMediaType,
 } from './errors.js';
+import { decodeUtf8, refuseLoneSurrogates } from './body-text.js';
+import { acceptProblem, charsetProblem, JSONAPI_MEDIA_TYPE, jsonApiParameterProblem, parseMediaType } from './media-types.js';
 
-export const JSONAPI_MEDIA_TYPE = 'application/vnd.api+json';
+export { JSONAPI_MEDIA_TYPE };
 
 /** Retry-After of a 503 while the database is unreachable: a restart takes seconds. */
 const DATABASE_RETRY_AFTER_SECONDS = 5;
@@ -28,35 +31,57 @@ declare module 'fastify' {
   }
 }
 
+type Done = (err: Error | null, value?: unknown) => void;
+
+/** A UTF-8 JSON body: bytes that are not UTF-8, or escapes of lone surrogates, are a 400. */
+function parseJsonBody(body: Buffer, done: Done): void {
+  try {
+    const text = decodeUtf8(body);
+    if (text.trim() === '') return done(null, undefined);
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return done(badRequest('malformed_json', 'The request body is not valid JSON'));
+    }
+    refuseLoneSurrogates(text, value);
+    done(null, value);
+  } catch (error) {
+    done(error as Error);
+  }
+}
+
+/** The request's Content-Type, read as JSON:API 1.1 and RFC 8259 require (415 otherwise). */
+function refusedContentType(request: FastifyRequest): ApiError | undefined {
+  const mediaType = parseMediaType(String(request.headers['content-type'] ?? ''));
+  const problem = mediaType.essence === JSONAPI_MEDIA_TYPE ? jsonApiParameterProblem(mediaType) : charsetProblem(mediaType);
+  return problem === undefined ? undefined : unsupportedMediaType(problem);
+}
+
 /** JSON bodies: `application/vnd.api+json` and `application/json`; every other type is a 415. */
 export function acceptJsonBodies(instance: FastifyInstance): void {
   instance.removeAllContentTypeParsers();
-  const parseJson = (_req: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => {
-    if (body.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(body));
-    } catch {
-      done(badRequest('malformed_json', 'The request body is not valid JSON'));
-    }
+  const parse = (request: FastifyRequest, body: string | Buffer, done: Done) => {
+    const refused = refusedContentType(request);
+    if (refused) return done(refused);
+    parseJsonBody(body as Buffer, done);
   };
-  instance.addContentTypeParser(JSONAPI_MEDIA_TYPE, { parseAs: 'string' }, (req, body, done) => {
-    // JSON:API 1.1: only the ext and profile media type parameters are allowed.
-    const params = String(req.headers['content-type'] ?? '')
-      .split(';')
-      .slice(1)
-      .map((p) => p.trim().split('=')[0]?.toLowerCase())
-      .filter((p) => p && p !== 'ext' && p !== 'profile' && p !== 'charset');
-    if (params.length > 0) return done(unsupportedMediaType(`${JSONAPI_MEDIA_TYPE} takes no media type parameter ${params.join(', ')}`));
-    parseJson(req, body as string, done);
-  });
-  instance.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => parseJson(req, body as string, done));
+  instance.addContentTypeParser(JSONAPI_MEDIA_TYPE, { parseAs: 'buffer' }, parse);
+  instance.addContentTypeParser('application/json', { parseAs: 'buffer' }, parse);
 }
 
 /** Form bodies for the OAuth endpoints (JSON is accepted too). */
 export function acceptFormBodies(instance: FastifyInstance): void {
   acceptJsonBodies(instance);
-  instance.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    const params = new URLSearchParams(body as string);
+  instance.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
+    const refused = refusedContentType(request);
+    if (refused) return done(refused);
+    let params: URLSearchParams;
+    try {
+      params = new URLSearchParams(decodeUtf8(body as Buffer));
+    } catch (error) {
+      return done(error as Error);
+    }
     // No prototype: a parameter named toString or constructor is just a parameter.
     const out: Record<string, string> = Object.create(null);
     for (const [k, v] of params) {
@@ -65,6 +90,25 @@ export function acceptFormBodies(instance: FastifyInstance): void {
       out[k] = v;
     }
     done(null, out);
+  });
+}
+
+/**
+ * JSON:API media types on the way out and in: answers carry `application/vnd.api+json` with no
+ * parameter (Fastify would add charset=utf-8, which JSON:API forbids), and a route that answers
+ * in JSON:API refuses with a 406 an Accept header that only allows what it cannot send.
+ */
+export function negotiateJsonApiMediaType(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    const produces = (request.routeOptions.schema as { produces?: readonly string[] } | undefined)?.produces;
+    if (!produces?.includes(JSONAPI_MEDIA_TYPE)) return;
+    const problem = acceptProblem(request.headers.accept);
+    if (problem !== undefined) throw notAcceptable(problem);
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    const type = reply.getHeader('content-type');
+    if (typeof type === 'string' && parseMediaType(type).essence === JSONAPI_MEDIA_TYPE) reply.header('content-type', JSONAPI_MEDIA_TYPE);
+    return payload;
   });
 }
 

@@ -64,6 +64,16 @@ export const SUFFIXES_LONGEST_FIRST: readonly PredicateSuffix[] = (Object.keys(P
   (a, b) => b.length - a.length,
 );
 
+/**
+ * The whole numbers an attribute type holds on both databases: integer columns are 32-bit
+ * (PostgreSQL refuses a larger parameter for them, which would be a 500), ids are 64-bit and
+ * read as exact JavaScript numbers.
+ */
+export const INTEGER_RANGES = {
+  integer: [-2_147_483_648, 2_147_483_647],
+  id: [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+} as const;
+
 /** Reads one scalar of an attribute type from query text; throws a 400 naming the parameter. */
 export function coerceScalar(type: AttributeType, raw: string, parameter: string, traits: DialectTraits): unknown {
   switch (type) {
@@ -71,8 +81,12 @@ export function coerceScalar(type: AttributeType, raw: string, parameter: string
       return raw;
     case 'integer':
     case 'id': {
-      if (!/^-?\d+$/.test(raw.trim())) throw invalidParameter(parameter, `${parameter} must be a whole number, got ${JSON.stringify(raw)}`);
-      return Number(raw);
+      const [min, max] = INTEGER_RANGES[type];
+      const n = Number(raw);
+      if (!/^-?\d+$/.test(raw.trim()) || n < min || n > max) {
+        throw invalidParameter(parameter, `${parameter} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+      }
+      return n;
     }
     case 'number': {
       const n = Number(raw);

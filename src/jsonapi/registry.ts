@@ -1,6 +1,6 @@
 // The set of declared resources, checked once at start-up so that a wrong declaration fails
 // the boot, not a request.
-import type { ResourceDefinition } from './resource.js';
+import { hasPrototypeFreeMaps, type ResourceDefinition } from './resource.js';
 
 export interface SortKey {
   name: string;
@@ -50,6 +50,7 @@ export class Registry {
 
   private check(r: ResourceDefinition): void {
     const where = `resource ${r.type}`;
+    if (!hasPrototypeFreeMaps(r)) throw new Error(`${where}: declare it with defineResource, whose maps have no prototype for request names to reach`);
     for (const [name, rel] of Object.entries(r.relationships)) {
       if (!this.byType.has(rel.type)) throw new Error(`${where}: relationship ${name} points at unknown type ${rel.type}`);
       if (name in r.attributes) throw new Error(`${where}: ${name} is both an attribute and a relationship`);

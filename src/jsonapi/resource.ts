@@ -432,22 +432,38 @@ export interface ActionDef {
 export type ResourceInput = Pick<ResourceDefinition, 'type' | 'table' | 'description' | 'readPermission' | 'tenancy'> &
   Partial<Omit<ResourceDefinition, 'type' | 'table' | 'description' | 'readPermission' | 'tenancy'>>;
 
+/**
+ * A declaration map without a prototype: requests name its members (`include=`, `sort=`,
+ * `filter[...]`, attributes in bodies), and a name such as `toString` or `__proto__` must find
+ * only what was declared, not what every object inherits.
+ */
+export function declarations<T>(members: Record<string, T> = {}): Record<string, T> {
+  const map: Record<string, T> = Object.create(null);
+  for (const [name, member] of Object.entries(members)) map[name] = member;
+  return map;
+}
+
+/** Whether every declaration map of a resource is one that `declarations` made. */
+export function hasPrototypeFreeMaps(r: ResourceDefinition): boolean {
+  return [r.attributes, r.relationships, r.filters, r.sorts, r.includeNarrowing, r.actions].every((map) => Object.getPrototypeOf(map) === null);
+}
+
 export function defineResource(input: ResourceInput): ResourceDefinition {
-  const attributes: Record<string, AttributeDef> = {};
+  const attributes = declarations<AttributeDef>();
   for (const [name, def] of Object.entries(input.attributes ?? {})) {
     // A computed attribute reads its value from the alias of its SQL, which is its name.
     attributes[name] = def.compute || (def.column !== '' && !def.sql) ? def : { ...def, column: name };
   }
   return {
     defaultSort: 'id',
-    relationships: {},
-    filters: {},
-    sorts: {},
-    includeNarrowing: {},
     routes: { list: true, show: true },
     write: undefined,
-    actions: {},
     ...input,
     attributes,
+    relationships: declarations(input.relationships),
+    filters: declarations(input.filters),
+    sorts: declarations(input.sorts),
+    includeNarrowing: declarations(input.includeNarrowing),
+    actions: declarations(input.actions),
   };
 }

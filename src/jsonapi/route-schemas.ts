@@ -107,6 +107,17 @@ const errorResponses = {
   403: { ...errorDocumentSchema, description: 'The API key lacks the permission for this operation' },
 };
 
+/**
+ * A list answers 404 when `filter[site_id]`, or an id filter that references a table, names a
+ * record the key cannot reach (exactly as for a missing one).
+ */
+function listNotFoundResponse(resource: ResourceDefinition) {
+  const referencing = Object.entries(resource.filters).filter(([, f]) => f.references !== undefined).map(([name]) => `filter[${name}]`);
+  const parameters = [...(resource.tenancy.kind === 'site' ? ['filter[site_id]'] : []), ...referencing];
+  if (parameters.length === 0) return {};
+  return { 404: { ...errorDocumentSchema, description: `${parameters.join(' or ')} names a record this token cannot reach (source.parameter names it)` } };
+}
+
 function includable(registry: Registry, resource: ResourceDefinition, depth = 0, seen = new Set<string>()): Set<string> {
   seen.add(resource.type);
   if (depth >= 3) return seen;
@@ -189,6 +200,7 @@ export function listRouteSchema(registry: Registry, resource: ResourceDefinition
         }),
       }),
       ...errorResponses,
+      ...listNotFoundResponse(resource),
     },
   };
 }

@@ -2,7 +2,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/authenticate.js';
 import type { JsonApiEngine } from './engine.js';
+import { invalidParameter } from './errors.js';
 import { JSONAPI_MEDIA_TYPE } from './http.js';
+import { parseQueryString } from './query-parser.js';
 import {
   actionRouteSchema,
   createRouteSchema,
@@ -24,6 +26,15 @@ export function rawQueryOf(request: FastifyRequest): string {
 export function pathOf(request: FastifyRequest): string {
   const at = request.url.indexOf('?');
   return at < 0 ? request.url : request.url.slice(0, at);
+}
+
+/**
+ * Writes and actions take no query parameter: JSON:API answers 400 for one the server does not
+ * process, rather than writing as if it had not been given (`DELETE ...?include=x` deleted).
+ */
+async function refuseQueryParameters(request: FastifyRequest): Promise<void> {
+  const first = parseQueryString(rawQueryOf(request)).pairs[0];
+  if (first) throw invalidParameter(first[0], `${first[0]} does not apply to ${request.method} ${pathOf(request)}, which takes no query parameters`);
 }
 
 export function resourceRoutes(engine: JsonApiEngine) {
@@ -69,7 +80,7 @@ export function resourceRoutes(engine: JsonApiEngine) {
       }
       const write = resource.write;
       if (write?.create) {
-        app.post(`/${resource.type}`, { schema: createRouteSchema(engine.registry, resource, write.rules) }, async (request, reply) => {
+        app.post(`/${resource.type}`, { schema: createRouteSchema(engine.registry, resource, write.rules), onRequest: refuseQueryParameters }, async (request, reply) => {
           const doc = await engine.create(resource, request.body, principalOf(request));
           return reply.code(201).header('location', doc.links.self).type(JSONAPI_MEDIA_TYPE).send(doc);
         });
@@ -77,7 +88,7 @@ export function resourceRoutes(engine: JsonApiEngine) {
       if (write?.update) {
         app.patch<{ Params: { id: string } }>(
           `/${resource.type}/:id`,
-          { schema: updateRouteSchema(engine.registry, resource, write.updateRules ?? write.rules) },
+          { schema: updateRouteSchema(engine.registry, resource, write.updateRules ?? write.rules), onRequest: refuseQueryParameters },
           async (request, reply) => {
             const doc = await engine.update(resource, request.params.id, request.body, principalOf(request));
             return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
@@ -87,7 +98,7 @@ export function resourceRoutes(engine: JsonApiEngine) {
       if (write?.delete) {
         app.delete<{ Params: { id: string } }>(
           `/${resource.type}/:id`,
-          { schema: deleteRouteSchema(engine.registry, resource) },
+          { schema: deleteRouteSchema(engine.registry, resource), onRequest: refuseQueryParameters },
           async (request, reply) => {
             const doc = await engine.delete(resource, request.params.id, principalOf(request));
             return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
@@ -109,6 +120,7 @@ export function resourceRoutes(engine: JsonApiEngine) {
             method,
             url,
             schema: relationshipWriteRouteSchema(resource, name, relationship, operation),
+            onRequest: refuseQueryParameters,
             handler: async (request, reply) => {
               const doc = await engine.writeRelationship(resource, request.params.id, name, operation, request.body, principalOf(request));
               return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
@@ -119,7 +131,7 @@ export function resourceRoutes(engine: JsonApiEngine) {
       for (const [name, action] of Object.entries(resource.actions)) {
         app.post<{ Params: { id: string } }>(
           `/${resource.type}/:id/${name}`,
-          { schema: actionRouteSchema(engine.registry, resource, name, action) },
+          { schema: actionRouteSchema(engine.registry, resource, name, action), onRequest: refuseQueryParameters },
           async (request, reply) => {
             const { created, document } = await engine.action(resource, request.params.id, name, request.body, principalOf(request));
             if (created) reply.code(201).header('location', document.links.self);

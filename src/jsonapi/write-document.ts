@@ -2,7 +2,7 @@
 // its type and id, every attribute (known, writable, of the right type) and every relationship
 // (known, of the right type). All problems are reported at once, each with a source.pointer.
 import { ApiError, type ErrorObject } from './errors.js';
-import { parseTimestamp } from './predicates.js';
+import { INTEGER_RANGES, parseTimestamp } from './predicates.js';
 import type { AttributeDef, ResourceDefinition } from './resource.js';
 
 /** Which attributes a write may set, and which a create must have. */
@@ -236,8 +236,12 @@ function coerceAttribute(type: AttributeDef['type'], nullable: boolean, value: u
       if (value.includes('\0')) return { error: 'must not contain a NUL character' };
       if (value.length > 10_000) return { error: 'is longer than 10000 characters' };
       return { value };
-    case 'integer':
-      return Number.isSafeInteger(value) ? { value } : { error: 'must be a whole number' };
+    case 'integer': {
+      const [min, max] = INTEGER_RANGES.integer;
+      return Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max
+        ? { value }
+        : { error: `must be a whole number from ${min} to ${max}` };
+    }
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? { value } : { error: 'must be a number' };
     case 'boolean':
