@@ -5,16 +5,20 @@ import { after, before, describe, it } from 'node:test';
 import { postgresTraits, sqliteTraits, type DialectTraits } from '../../src/db/dialect-traits.js';
 import { decoderFor } from '../../src/jsonapi/codecs.js';
 import { DIALECTS } from '../support/harness.js';
+import { INTEGER_RANGES } from '../../src/jsonapi/predicates.js';
 import { createFixtureApp, getOk, idsOf, insertSpecimens, path, type FixtureApp, type Json, type SpecimenRow } from './fixtures.js';
 
-const MAX_SAFE = Number.MAX_SAFE_INTEGER; // 9007199254740991
+const MAX_SAFE = Number.MAX_SAFE_INTEGER; // 9007199254740991, the largest id
+// Integer attributes take 32-bit values (INTEGER_RANGES): filters refuse more. The specimens'
+// count column is int8 all the same, so PostgreSQL still hands the codec strings.
+const [INT_MIN, INT_MAX] = INTEGER_RANGES.integer;
 
 const SPECIMENS: SpecimenRow[] = [
   {
     id: 1,
     flag: true,
     happened_at: new Date('2026-01-02T03:04:05.678Z'),
-    count: MAX_SAFE,
+    count: INT_MAX,
     amount: 1.5,
     doc: { a: 1, nested: { b: [1, 'two', null, true, 2.5] }, 'ünï': 'cödé ☃' },
     ref_id: MAX_SAFE,
@@ -32,7 +36,7 @@ const SPECIMENS: SpecimenRow[] = [
   },
   { id: 3 },
   { id: 4, flag: true, happened_at: new Date('2026-06-01T00:00:00.000Z'), count: 0, amount: 0, doc: {}, ref_id: 1, label: 'x' },
-  { id: 5, happened_at: new Date('2026-01-02T03:04:05.677Z'), count: -MAX_SAFE, amount: 0.1, doc: 'a json string' },
+  { id: 5, happened_at: new Date('2026-01-02T03:04:05.677Z'), count: INT_MIN, amount: 0.1, doc: 'a json string' },
   { id: 6, happened_at: new Date('2026-01-02T03:04:05.679Z'), amount: 123456.789, doc: '123' },
   { id: 7, amount: 1e-7, doc: 42 },
   { id: 8, doc: false },
@@ -45,7 +49,7 @@ const EXPECTED: Record<number, Record<string, unknown>> = {
   1: {
     flag: true,
     happened_at: '2026-01-02T03:04:05.678Z',
-    count: MAX_SAFE,
+    count: INT_MAX,
     amount: 1.5,
     doc: { a: 1, nested: { b: [1, 'two', null, true, 2.5] }, 'ünï': 'cödé ☃' },
     ref: String(MAX_SAFE),
@@ -54,7 +58,7 @@ const EXPECTED: Record<number, Record<string, unknown>> = {
   2: { flag: false, happened_at: '1999-12-31T23:59:59.999Z', count: -42, amount: -0.25, doc: [1, 2, 3], ref: '2', label: '' },
   3: { flag: null, happened_at: null, count: null, amount: null, doc: null, ref: null, label: null },
   4: { flag: true, happened_at: '2026-06-01T00:00:00.000Z', count: 0, amount: 0, doc: {}, ref: '1', label: 'x' },
-  5: { flag: null, happened_at: '2026-01-02T03:04:05.677Z', count: -MAX_SAFE, amount: 0.1, doc: 'a json string', ref: null, label: null },
+  5: { flag: null, happened_at: '2026-01-02T03:04:05.677Z', count: INT_MIN, amount: 0.1, doc: 'a json string', ref: null, label: null },
   6: { flag: null, happened_at: '2026-01-02T03:04:05.679Z', count: null, amount: 123456.789, doc: '123', ref: null, label: null },
   7: { flag: null, happened_at: null, count: null, amount: 1e-7, doc: 42, ref: null, label: null },
   8: { flag: null, happened_at: null, count: null, amount: null, doc: false, ref: null, label: null },
@@ -108,8 +112,8 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await find({ 'filter[flag_eq]': 'true' }), [1, 4]);
       assert.deepEqual(await find({ 'filter[flag_eq]': 'false' }), [2]);
       assert.deepEqual(await find({ 'filter[flag_null]': 'true' }), [3, 5, 6, 7, 8, 9, 10]);
-      assert.deepEqual(await find({ 'filter[count_eq]': String(MAX_SAFE) }), [1]);
-      assert.deepEqual(await find({ 'filter[count_eq]': String(-MAX_SAFE) }), [5]);
+      assert.deepEqual(await find({ 'filter[count_eq]': String(INT_MAX) }), [1]);
+      assert.deepEqual(await find({ 'filter[count_eq]': String(INT_MIN) }), [5]);
       assert.deepEqual(await find({ 'filter[count_lt]': '0' }), [2, 5]);
       assert.deepEqual(await find({ 'filter[ref_eq]': String(MAX_SAFE) }), [1]);
       assert.deepEqual(await find({ 'filter[ref_in]': '1,2' }), [2, 4]);
