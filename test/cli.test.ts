@@ -7,7 +7,6 @@
 // for tokens.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,7 +19,8 @@ import { buildApp } from '../src/app.js';
 import { PERMISSION_NAMES } from '../src/auth/permissions.js';
 import { loadConfig, SETTINGS } from '../src/config.js';
 import { freePort } from './support/free-port.js';
-import { DIALECTS, type DialectName } from './support/harness.js';
+import { freshDatabase, type FreshDatabase } from './support/serve-process.js';
+import { DIALECTS } from './support/harness.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'sitebiz.js');
@@ -94,36 +94,6 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
-}
-
-interface CliDatabase {
-  url: string;
-  /** The SQLite file, for checks that it was (not) created. */
-  file?: string;
-  cleanup(): Promise<void>;
-}
-
-async function freshDatabase(dialect: DialectName): Promise<CliDatabase> {
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'sitebiz-cli-'));
-    const file = join(dir, 'db.sqlite');
-    return { url: `sqlite:${file}`, file, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const base = process.env.TEST_DATABASE_URL!;
-  const name = `sitebiz_cli_${randomBytes(6).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: base });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create database ${name}`);
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return { url: url.href, cleanup: () => admin(`drop database if exists ${name} with (force)`) };
 }
 
 /** The app over the CLI's database, as a server started with DATABASE_URL=url would be. */
@@ -238,7 +208,7 @@ describe('sitebiz CLI: help, usage and configuration errors', { concurrency: 2 }
 
 for (const dialect of DIALECTS) {
   describe(`sitebiz CLI [${dialect}]`, { concurrency: 2 }, () => {
-    const databases: CliDatabase[] = [];
+    const databases: FreshDatabase[] = [];
     const apps: FastifyInstance[] = [];
     const database = async () => {
       const db = await freshDatabase(dialect);
@@ -525,7 +495,7 @@ for (const dialect of DIALECTS) {
       // A port found free can be taken by the time the child listens (the machine is busy with
       // other tests); then start over with a fresh database, since the first run seeds it.
       let first: Awaited<ReturnType<typeof startServe>> | undefined;
-      let db: CliDatabase | undefined;
+      let db: FreshDatabase | undefined;
       let port = 0;
       for (let attempt = 1; !first; attempt++) {
         db = await database();

@@ -5,7 +5,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -102,23 +101,21 @@ export function startServe(cwd: string, args: string[], env: Record<string, stri
   return new ServeProcess(child);
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from './free-port.js';
 
 /** A database of its own for one serve: a SQLite file in a temporary folder, or a PostgreSQL database. */
-export async function freshDatabase(dialect: DialectName): Promise<{ url: string; cleanup(): Promise<void> }> {
+export interface FreshDatabase {
+  url: string;
+  /** The SQLite file, for checks that it was (not) created. */
+  file?: string;
+  cleanup(): Promise<void>;
+}
+
+export async function freshDatabase(dialect: DialectName): Promise<FreshDatabase> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'sitebiz-serve-'));
-    return { url: `sqlite:${join(dir, 'db.sqlite')}`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+    const file = join(dir, 'db.sqlite');
+    return { url: `sqlite:${file}`, file, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   const base = process.env.TEST_DATABASE_URL!;
   const name = `sitebiz_serve_${randomBytes(6).toString('hex')}`;
