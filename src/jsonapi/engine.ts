@@ -173,7 +173,10 @@ export class JsonApiEngine {
       const targets = await this.findTargets(ctx.handle.db, resource, document.relationships, principal);
       return write.create!(ctx, { ...document, targets });
     });
-    return this.show(resource, String(id), '', principal);
+    const created = typeof id === 'number' ? { id, meta: undefined } : id;
+    const doc = await this.show(resource, String(created.id), '', principal);
+    if (created.meta) doc.data.meta = created.meta;
+    return doc;
   }
 
   /** `PATCH /v1/<type>/<id>`: the updated record, as `show` renders it. */
@@ -257,7 +260,9 @@ export class JsonApiEngine {
       return result ?? { type: resource.type, id: record.id, created: false };
     });
     const answerResource = this.registry.get(answer.type);
-    return { created: answer.created, document: await this.show(answerResource, String(answer.id), '', principal) };
+    const shown = await this.show(answerResource, String(answer.id), '', principal);
+    if (answer.meta) shown.data.meta = answer.meta;
+    return { created: answer.created, document: shown };
   }
 
   private writeOf(resource: ResourceDefinition, principal: Principal, operation: 'create' | 'update' | 'delete'): WriteDef {

@@ -101,6 +101,7 @@ export function resourceRoutes(engine: JsonApiEngine) {
           { schema: deleteRouteSchema(engine.registry, resource), onRequest: refuseQueryParameters },
           async (request, reply) => {
             const doc = await engine.delete(resource, request.params.id, principalOf(request));
+            if (write.deleteAnswer === 'no-content') return reply.code(204).send();
             return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
           },
         );
