@@ -6,7 +6,7 @@ import type { DialectTraits } from '../db/dialect-traits.js';
 import { lockSiteWrites } from '../db/site-counters.js';
 import { DocumentRenderer, type ResourceIdentifier, type ResourceObject } from './document.js';
 import { badRequest, forbidden, invalidParameter, notFound } from './errors.js';
-import { Executor } from './executor.js';
+import { Executor, type LinkedRow } from './executor.js';
 import { CursorCodec } from './cursors.js';
 import { cursorLinks, pageLinks, queryString, type CursorLinks, type PageLinks } from './links.js';
 import { parseIdValue, planList, planShow, type ListPlan, type PlanOptions } from './planner.js';
@@ -160,6 +160,14 @@ export class JsonApiEngine {
     const identifiers = ids.map((target) => ({ type: relationship.type, id: target }));
     const links = relationship.kind === 'to-many' || relationship.kind === 'to-many-through' ? { self, related: `${this.renderer.resourceUrl(resource, String(id))}/${name}` } : { self };
     return { data: toOne ? (identifiers[0] ?? null) : identifiers, links };
+  }
+
+  /**
+   * One record's resource object, as `show` renders it without a fieldset, from a row as the
+   * executor reads it (webhook payloads: src/webhooks/payloads.ts).
+   */
+  renderRecord(resource: ResourceDefinition, row: LinkedRow): ResourceObject {
+    return this.renderer.resourceObject(resource, row, undefined);
   }
 
   /** `POST /v1/<type>`: the new record, as `show` renders it. */

@@ -110,7 +110,7 @@ export const errorDocumentSchema = Type.Object(
   { title: 'JSON:API errors' },
 );
 
-const errorResponses = {
+export const errorResponses = {
   400: { ...errorDocumentSchema, description: 'Invalid query parameter (source.parameter names it)' },
   401: { ...errorDocumentSchema, description: 'Missing, malformed, expired or revoked access token' },
   403: { ...errorDocumentSchema, description: 'The API key lacks the permission for this operation' },
