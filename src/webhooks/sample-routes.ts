@@ -18,6 +18,9 @@ export function hookSampleRoutes(engine: JsonApiEngine) {
   return async function register(app: FastifyInstance): Promise<void> {
     for (const event of HOOK_EVENT_NAMES) {
       const types = [...new Set(PAYLOAD_TYPES[event])];
+      // An app built on a registry without hooks or the payload's types (the engine's own tests
+      // build one) serves no sample for the event.
+      if (!engine.registry.find('hooks') || !types.every((type) => engine.registry.find(type))) continue;
       const items: TSchema[] = types.map((type) => resourceObjectSchema(engine.registry.get(type)));
       const permissions = [...SAMPLE_PERMISSIONS, ...HOOK_EVENTS[event]!.permissions].join(', ');
       app.get(
