@@ -23,6 +23,7 @@ import {
 import { Registry } from './jsonapi/registry.js';
 import type { ResourceDefinition } from './jsonapi/resource.js';
 import { resourceRoutes } from './jsonapi/routes.js';
+import { hookSampleRoutes } from './webhooks/sample-routes.js';
 import { RESOURCES } from './resources/index.js';
 import { meRoute } from './routes/me.js';
 import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
@@ -169,6 +170,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         api.addHook('onRequest', bearerAuthentication(tokens, limits));
         await api.register(meRoute(engine));
         await api.register(resourceRoutes(engine));
+        await api.register(hookSampleRoutes(engine));
       });
     },
     { prefix: '/v1' },

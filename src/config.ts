@@ -47,7 +47,15 @@ export interface Config {
   idleTimeoutMs: number;
   /** `serve`: how long SIGTERM/SIGINT waits for requests in flight before exiting anyway, in ms. */
   shutdownTimeoutMs: number;
+  /**
+   * `sandbox` (the default): a newcomer's installation, with the demo account made on an empty
+   * database (and, later, local webhook receivers and the sandbox tools); `production`: none of that.
+   */
+  mode: Mode;
 }
+
+export const MODES = ['sandbox', 'production'] as const;
+export type Mode = (typeof MODES)[number];
 
 /** One setting: its environment variable, its CLI flag, its default and its documentation. */
 interface SettingSpec {
@@ -166,6 +174,12 @@ export const SETTINGS = {
     description: 'serve: how long SIGTERM/SIGINT waits for requests in flight before exiting anyway, ms',
     default: '10000',
   },
+  mode: {
+    env: 'MODE',
+    flag: 'mode',
+    description: 'sandbox: demo account on an empty database, local webhook receivers allowed; production: neither',
+    default: 'sandbox',
+  },
 } satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -270,7 +284,11 @@ export function loadConfig(
   const idleTimeoutMs = integer('idleTimeout', 100, 3_600_000);
   const shutdownTimeoutMs = integer('shutdownTimeout', 100, 3_600_000);
 
-  if (problems.length > 0 || database === undefined) throw new ConfigError(problems);
+  const modeRaw = (raw('mode').value ?? '').trim().toLowerCase();
+  const mode = MODES.find((m) => m === modeRaw);
+  if (mode === undefined) problems.push(`${raw('mode').origin} must be sandbox or production, got ${JSON.stringify(raw('mode').value)}`);
+
+  if (problems.length > 0 || database === undefined || mode === undefined) throw new ConfigError(problems);
   return {
     database,
     port,
@@ -288,6 +306,7 @@ export function loadConfig(
     requestTimeoutMs,
     idleTimeoutMs,
     shutdownTimeoutMs,
+    mode,
   };
 }
 

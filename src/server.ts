@@ -112,23 +112,29 @@ interface PreparedDatabase {
   database: DatabaseHandle;
   /** The demo account's first key, when this start created it (or lost the race to create it). */
   credentials: InitResult | undefined;
+  /** No account exists (production mode makes none). */
+  empty: boolean;
 }
 
-/** Connects, migrates and, on an empty database, creates the demo account with a first key. */
+/**
+ * Connects, migrates and, in sandbox mode on an empty database, creates the demo account with a
+ * first key. Production mode never makes an account by itself: `sitebiz init --empty` does.
+ */
 async function prepareDatabase(config: Config): Promise<PreparedDatabase> {
   const database = await connectDatabase(config.database);
   await migrateToLatest(database);
   const hasAccount = await database.db.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
-  const credentials = hasAccount ? undefined : await initialize(database, { demo: true, baseUrl: config.publicUrl });
-  return { database, credentials };
+  const credentials =
+    hasAccount || config.mode === 'production' ? undefined : await initialize(database, { demo: true, baseUrl: config.publicUrl });
+  return { database, credentials, empty: !hasAccount && !credentials };
 }
 
 /** Says the server is up: the credentials once, on the first start, then where it serves. */
-function announce(config: Config, { database, credentials }: PreparedDatabase, options: ServeOptions): void {
+function announce(config: Config, { database, credentials, empty }: PreparedDatabase, options: ServeOptions): void {
   const workers = config.workers > 1 ? ` with ${config.workers} workers` : '';
   if (options.json) {
     const { created: _created, ...printed } = credentials ?? { created: false };
-    const json = { serving: `${config.publicUrl}/v1`, docs: `${config.publicUrl}/docs`, database: database.description, workers: config.workers };
+    const json = { serving: `${config.publicUrl}/v1`, docs: `${config.publicUrl}/docs`, database: database.description, workers: config.workers, mode: config.mode };
     process.stdout.write(`${JSON.stringify({ ...json, credentials: credentials ? printed : null })}\n`);
     return;
   }
@@ -142,9 +148,19 @@ function announce(config: Config, { database, credentials }: PreparedDatabase, o
       ...credentialLines(credentials),
       `Then: curl -s ${config.publicUrl}/v1/me -H "Authorization: Bearer <access_token>"`,
     );
+  } else if (empty) {
+    lines.push(
+      `Database: ${database.description}, with no account: production mode makes no demo account.`,
+      'Create one: npm run sitebiz -- init --empty (prints its API key).',
+    );
   } else {
     lines.push(`Database: ${database.description}. For credentials: npm run sitebiz -- init (prints a new API key).`);
   }
+  lines.push(
+    config.mode === 'production'
+      ? 'Mode: production (no demo account on an empty database).'
+      : 'Mode: sandbox (the default: demo account on an empty database; MODE=production for a live installation).',
+  );
   lines.push(`sitebiz is serving ${config.publicUrl}/v1${workers} (docs: ${config.publicUrl}/docs)`, '', '');
   process.stdout.write(lines.join('\n'));
 }

@@ -518,6 +518,7 @@ for (const dialect of DIALECTS) {
         assert.equal(/client_secret:\s+(\S+)/.exec(banner)?.[1], clientSecret);
         assert.ok(banner.includes(`curl -s ${base}/v1/me -H "Authorization: Bearer <access_token>"`), banner);
         assert.ok(banner.includes(`sitebiz is serving ${base}/v1`), banner);
+        assert.match(banner, /Mode: sandbox/, 'the banner says which mode is on');
 
         // What the curl line does: a form-encoded client_credentials request.
         const tokenRes = await fetch(`${base}/v1/oauth/token`, {
@@ -551,6 +552,25 @@ for (const dialect of DIALECTS) {
         assert.match(second.banner, /For credentials: npm run sitebiz -- init/);
       } finally {
         assert.deepEqual(await second.stop(), { code: 0, signal: null }, `stderr:\n${second.stderr()}`);
+      }
+    });
+
+    it('serve --mode production on an empty database makes no demo account, and says so', async () => {
+      let server: Awaited<ReturnType<typeof startServe>> | undefined;
+      for (let attempt = 1; !server; attempt++) {
+        try {
+          server = await startServe(['serve', '--mode', 'production', '--port', String(await freePort()), '--database-url', (await database()).url]);
+        } catch (error) {
+          if (!(error instanceof AddressInUse) || attempt === 3) throw error;
+        }
+      }
+      try {
+        assert.doesNotMatch(server.banner, /created the demo account|client_secret|sbzsec_/);
+        assert.match(server.banner, /with no account: production mode makes no demo account/);
+        assert.match(server.banner, /npm run sitebiz -- init --empty/);
+        assert.match(server.banner, /Mode: production/);
+      } finally {
+        assert.deepEqual(await server.stop(), { code: 0, signal: null }, `stderr:\n${server.stderr()}`);
       }
     });
   });

@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { HOOK_EVENT_NAMES } from '../src/domain/hooks.js';
 import { filterNames } from '../src/jsonapi/planner.js';
 import type { ResourceDefinition } from '../src/jsonapi/resource.js';
 import { API_TITLE, API_VERSION } from '../src/routes/version.js';
@@ -78,6 +79,8 @@ function servedOperations(resources: readonly ResourceDefinition[]): string[] {
     }
     for (const name of Object.keys(r.actions)) served.push(`POST /v1/${r.type}/{id}/${name}`);
   }
+  // src/webhooks/sample-routes.ts
+  for (const event of HOOK_EVENT_NAMES) served.push(`GET /v1/hooks/${event}_sample`);
   return served;
 }
 

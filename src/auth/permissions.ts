@@ -25,7 +25,7 @@ export const PERMISSIONS: readonly PermissionSpec[] = [
   { name: 'view:orders', description: 'orders and order items' },
   { name: 'view:payouts', description: 'Kajabi Payments payouts' },
   { name: 'view:hooks', description: 'webhook subscriptions' },
-  { name: 'manage:hooks', description: 'create and delete webhook subscriptions' },
+  { name: 'manage:hooks', description: 'create and delete webhook subscriptions, rotate their signing secrets and see sample payloads (with the permissions of the event)' },
 ];
 
 export const PERMISSION_NAMES: readonly string[] = PERMISSIONS.map((p) => p.name);

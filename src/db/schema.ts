@@ -460,6 +460,11 @@ export interface HooksTable extends SiteOwned {
   target_url: string;
   /** The form or tag the hook is limited to, if any. */
   resource_id: number | null;
+  /** Standard Webhooks secret (`whsec_...`); null for hooks made before 0008_hooks. */
+  signing_secret: string | null;
+  /** The secret the last rotation replaced, also signed with until previous_secret_expires_at. */
+  previous_signing_secret: string | null;
+  previous_secret_expires_at: DbTimestamp | null;
 }
 
 export interface EventsTable extends SiteOwned {

@@ -16,6 +16,8 @@ export interface ResourceObject {
   attributes: Record<string, unknown>;
   relationships?: Record<string, { data?: ResourceIdentifier | ResourceIdentifier[] | null; links?: Record<string, string> }>;
   links?: Record<string, string>;
+  /** Set by writes that answer something once (a new hook's signing secret). */
+  meta?: Record<string, unknown>;
 }
 
 type AttributeRenderer = Array<[name: string, read: (row: LinkedRow) => unknown]>;

@@ -6,7 +6,7 @@ import type { DialectTraits } from '../db/dialect-traits.js';
 import { lockSiteWrites } from '../db/site-counters.js';
 import { DocumentRenderer, type ResourceIdentifier, type ResourceObject } from './document.js';
 import { badRequest, forbidden, invalidParameter, notFound } from './errors.js';
-import { Executor } from './executor.js';
+import { Executor, type LinkedRow } from './executor.js';
 import { CursorCodec } from './cursors.js';
 import { cursorLinks, pageLinks, queryString, type CursorLinks, type PageLinks } from './links.js';
 import { parseIdValue, planList, planShow, type ListPlan, type PlanOptions } from './planner.js';
@@ -162,6 +162,14 @@ export class JsonApiEngine {
     return { data: toOne ? (identifiers[0] ?? null) : identifiers, links };
   }
 
+  /**
+   * One record's resource object, as `show` renders it without a fieldset, from a row as the
+   * executor reads it (webhook payloads: src/webhooks/payloads.ts).
+   */
+  renderRecord(resource: ResourceDefinition, row: LinkedRow): ResourceObject {
+    return this.renderer.resourceObject(resource, row, undefined);
+  }
+
   /** `POST /v1/<type>`: the new record, as `show` renders it. */
   async create(resource: ResourceDefinition, body: unknown, principal: Principal): Promise<ShowDocument> {
     const write = this.writeOf(resource, principal, 'create');
@@ -173,7 +181,10 @@ export class JsonApiEngine {
       const targets = await this.findTargets(ctx.handle.db, resource, document.relationships, principal);
       return write.create!(ctx, { ...document, targets });
     });
-    return this.show(resource, String(id), '', principal);
+    const created = typeof id === 'number' ? { id, meta: undefined } : id;
+    const doc = await this.show(resource, String(created.id), '', principal);
+    if (created.meta) doc.data.meta = created.meta;
+    return doc;
   }
 
   /** `PATCH /v1/<type>/<id>`: the updated record, as `show` renders it. */
@@ -257,7 +268,9 @@ export class JsonApiEngine {
       return result ?? { type: resource.type, id: record.id, created: false };
     });
     const answerResource = this.registry.get(answer.type);
-    return { created: answer.created, document: await this.show(answerResource, String(answer.id), '', principal) };
+    const shown = await this.show(answerResource, String(answer.id), '', principal);
+    if (answer.meta) shown.data.meta = answer.meta;
+    return { created: answer.created, document: shown };
   }
 
   private writeOf(resource: ResourceDefinition, principal: Principal, operation: 'create' | 'update' | 'delete'): WriteDef {

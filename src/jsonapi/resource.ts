@@ -386,8 +386,15 @@ export interface WriteDef {
   /** Rules of a create; of an update too unless updateRules is given. */
   rules: WriteRules;
   updateRules?: WriteRules;
-  /** `POST /v1/<type>`: returns the new record's id. */
-  create?: (ctx: WriteContext, input: WriteInput) => Promise<number>;
+  /**
+   * `POST /v1/<type>`: returns the new record's id, or the id and a `meta` object the answer
+   * carries in `data.meta` this once (a hook's signing secret).
+   */
+  create?: (ctx: WriteContext, input: WriteInput) => Promise<number | { id: number; meta: Record<string, unknown> }>;
+  /** Members a create (or an action) may put in `data.meta`, name → description, for the OpenAPI document. */
+  answerMeta?: Record<string, string>;
+  /** What a delete answers: `{"data": {}}` with 200 (the default, as most upstream deletes), or 204 and no body. */
+  deleteAnswer?: 'empty-document' | 'no-content';
   /** `PATCH /v1/<type>/<id>`. */
   update?: (ctx: WriteContext, record: WriteTarget, input: WriteInput) => Promise<void>;
   /** `DELETE /v1/<type>/<id>`. */
@@ -426,7 +433,13 @@ export interface ActionDef {
    * Does the work. Returns the record to answer with (default: the acted-on record, 200); a
    * created record answers 201.
    */
-  run: (ctx: WriteContext, record: WriteTarget, input: WriteInput | undefined) => Promise<{ type: string; id: number; created: boolean } | void>;
+  run: (
+    ctx: WriteContext,
+    record: WriteTarget,
+    input: WriteInput | undefined,
+  ) => Promise<{ type: string; id: number; created: boolean; meta?: Record<string, unknown> } | void>;
+  /** Members the answer may carry in `data.meta`, name → description, for the OpenAPI document. */
+  answerMeta?: Record<string, string>;
 }
 
 export type ResourceInput = Pick<ResourceDefinition, 'type' | 'table' | 'description' | 'readPermission' | 'tenancy'> &

@@ -57,7 +57,15 @@ const TO_ONE_DESCRIPTION =
 
 const identifier = (type: string) => Type.Object({ type: Type.Literal(type), id: Type.String() });
 
-export function resourceObjectSchema(resource: ResourceDefinition): TObject {
+/** `data.meta` of an answer that carries something once (WriteDef.answerMeta). */
+function answerMetaSchema(members: Record<string, string> | undefined): Record<string, TSchema> {
+  if (!members) return {};
+  const properties: Record<string, TSchema> = {};
+  for (const [name, description] of Object.entries(members)) properties[name] = Type.String({ description });
+  return { meta: Type.Object(properties) };
+}
+
+export function resourceObjectSchema(resource: ResourceDefinition, meta?: Record<string, string>): TObject {
   const attributes: Record<string, TSchema> = {};
   for (const [name, a] of Object.entries(resource.attributes)) attributes[name] = Type.Optional(attributeSchema(a));
   const relationships: Record<string, TSchema> = {};
@@ -79,8 +87,9 @@ export function resourceObjectSchema(resource: ResourceDefinition): TObject {
       attributes: Type.Object(attributes),
       ...(Object.keys(relationships).length > 0 ? { relationships: Type.Optional(Type.Object(relationships)) } : {}),
       links: Type.Optional(Type.Record(Type.String(), Type.String())),
+      ...answerMetaSchema(meta),
     },
-    { title: resource.type },
+    { title: meta ? `${resource.type} (with meta)` : resource.type },
   );
 }
 
@@ -101,7 +110,7 @@ export const errorDocumentSchema = Type.Object(
   { title: 'JSON:API errors' },
 );
 
-const errorResponses = {
+export const errorResponses = {
   400: { ...errorDocumentSchema, description: 'Invalid query parameter (source.parameter names it)' },
   401: { ...errorDocumentSchema, description: 'Missing, malformed, expired or revoked access token' },
   403: { ...errorDocumentSchema, description: 'The API key lacks the permission for this operation' },
@@ -309,7 +318,7 @@ function writeBodySchema(resource: ResourceDefinition, rules: WriteRules, create
   });
 }
 
-function writeRouteSchema(registry: Registry, resource: ResourceDefinition, summary: string, withId: boolean) {
+function writeRouteSchema(registry: Registry, resource: ResourceDefinition, summary: string, withId: boolean, meta?: Record<string, string>) {
   return {
     tags: [tagOf(resource)],
     summary,
@@ -319,14 +328,14 @@ function writeRouteSchema(registry: Registry, resource: ResourceDefinition, summ
     consumes: [JSONAPI_MEDIA_TYPE, 'application/json'],
     ...(withId ? { params: Type.Object({ id: Type.String({ description: 'Record id' }) }) } : {}),
     showResponse: Type.Object({
-      data: resourceObjectSchema(resource),
+      data: resourceObjectSchema(resource, meta),
       links: Type.Object({ self: Type.String(), current: Type.String() }),
     }),
   };
 }
 
 export function createRouteSchema(registry: Registry, resource: ResourceDefinition, rules: WriteRules) {
-  const { showResponse, ...schema } = writeRouteSchema(registry, resource, createSummary(resource), false);
+  const { showResponse, ...schema } = writeRouteSchema(registry, resource, createSummary(resource), false, resource.write?.answerMeta);
   return {
     ...schema,
     body: writeBodySchema(resource, rules, true),
@@ -344,7 +353,10 @@ export function deleteRouteSchema(registry: Registry, resource: ResourceDefiniti
   const { 409: _c, 415: _m, ...errors } = writeErrors;
   return {
     ...schema,
-    response: { 200: Type.Object({ data: Type.Object({}) }, { description: 'Deleted' }), ...errors },
+    response:
+      resource.write?.deleteAnswer === 'no-content'
+        ? { 204: Type.Null({ description: 'Deleted' }), ...errors }
+        : { 200: Type.Object({ data: Type.Object({}) }, { description: 'Deleted' }), ...errors },
   };
 }
 
@@ -380,7 +392,7 @@ export function relationshipWriteRouteSchema(
 export function actionRouteSchema(registry: Registry, resource: ResourceDefinition, name: string, action: ActionDef) {
   const bodyResource = action.body ? registry.get(action.body.type) : undefined;
   const answer = bodyResource ?? resource;
-  const showResponse = Type.Object({ data: resourceObjectSchema(answer), links: Type.Object({ self: Type.String(), current: Type.String() }) });
+  const showResponse = Type.Object({ data: resourceObjectSchema(answer, action.answerMeta), links: Type.Object({ self: Type.String(), current: Type.String() }) });
   return {
     tags: [tagOf(resource)],
     summary: actionSummary(resource, name),

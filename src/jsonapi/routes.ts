@@ -32,7 +32,7 @@ export function pathOf(request: FastifyRequest): string {
  * Writes and actions take no query parameter: JSON:API answers 400 for one the server does not
  * process, rather than writing as if it had not been given (`DELETE ...?include=x` deleted).
  */
-async function refuseQueryParameters(request: FastifyRequest): Promise<void> {
+export async function refuseQueryParameters(request: FastifyRequest): Promise<void> {
   const first = parseQueryString(rawQueryOf(request)).pairs[0];
   if (first) throw invalidParameter(first[0], `${first[0]} does not apply to ${request.method} ${pathOf(request)}, which takes no query parameters`);
 }
@@ -101,6 +101,7 @@ export function resourceRoutes(engine: JsonApiEngine) {
           { schema: deleteRouteSchema(engine.registry, resource), onRequest: refuseQueryParameters },
           async (request, reply) => {
             const doc = await engine.delete(resource, request.params.id, principalOf(request));
+            if (write.deleteAnswer === 'no-content') return reply.code(204).send();
             return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
           },
         );

@@ -1,3 +1,4 @@
+import { createHook, deleteHook, HOOK_EVENT_NAMES, rotateHookSecret } from '../domain/hooks.js';
 import { attr, defineResource, rel } from '../jsonapi/resource.js';
 
 export const hooks = defineResource({
@@ -11,12 +12,33 @@ export const hooks = defineResource({
   attributes: {
     event: attr.string({
       filter: ['eq', 'in'],
-      enum: ['purchase', 'payment_succeeded', 'order_created', 'form_submission', 'tag_added', 'tag_removed'],
+      enum: HOOK_EVENT_NAMES,
     }),
-    target_url: attr.string({ description: 'Where events are posted' }),
-    resource_id: attr.integer({ nullable: true, description: 'The form or tag the hook is limited to, if any' }),
+    target_url: attr.string({ description: 'Where events are posted: an absolute http or https URL' }),
+    resource_id: attr.integer({
+      nullable: true,
+      description: 'The record the hook is limited to, if any: a contact tag (tag events), a form (form_submission) or an offer (purchase, payment_succeeded, order_created)',
+    }),
     created_at: attr.datetime({ sort: true }),
     updated_at: attr.datetime(),
   },
   relationships: { site: rel.toOne('sites', 'site_id') },
+  write: {
+    // Creating a hook also needs the read permissions of its event (src/domain/hooks.ts).
+    permission: 'manage:hooks',
+    rules: { writable: ['event', 'target_url', 'resource_id'], required: ['event', 'target_url'], relationships: { site: { required: true } } },
+    create: createHook,
+    answerMeta: { signing_secret: 'The hook\'s Standard Webhooks signing secret (whsec_...), shown only in this answer' },
+    delete: deleteHook,
+    deleteAnswer: 'no-content',
+  },
+  actions: {
+    rotate_secret: {
+      permission: 'manage:hooks',
+      description:
+        'Gives the hook a new signing secret, answered once in data.meta.signing_secret (an extension of sitebiz). For 24 hours deliveries are signed with the new and the previous secret.',
+      run: rotateHookSecret,
+      answerMeta: { signing_secret: 'The new signing secret (whsec_...), shown only in this answer' },
+    },
+  },
 });

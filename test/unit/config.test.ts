@@ -22,6 +22,7 @@ const DEFAULTS: Config = {
   requestTimeoutMs: 30_000,
   idleTimeoutMs: 15_000,
   shutdownTimeoutMs: 10_000,
+  mode: 'sandbox',
 };
 
 /** The problems of a configuration that must fail. */
@@ -63,6 +64,7 @@ describe('loadConfig', () => {
       REQUEST_TIMEOUT_MS: '5000',
       IDLE_TIMEOUT_MS: '2000',
       SHUTDOWN_TIMEOUT_MS: '3000',
+      MODE: 'production',
     });
     assert.deepEqual(config, {
       database: {
@@ -86,6 +88,7 @@ describe('loadConfig', () => {
       requestTimeoutMs: 5000,
       idleTimeoutMs: 2000,
       shutdownTimeoutMs: 3000,
+      mode: 'production',
     });
   });
 
@@ -137,6 +140,8 @@ describe('loadConfig', () => {
     ['DATABASE_URL', ' sqlite:/var/lib/sitebiz.db ', { database: { dialect: 'sqlite', url: 'sqlite:/var/lib/sitebiz.db', filename: '/var/lib/sitebiz.db', cacheMb: 64, mmapMb: 0 } }],
     ['WORKERS', '1', { workers: 1 }],
     ['WORKERS', '256', { workers: 256 }],
+    ['MODE', 'sandbox', { mode: 'sandbox' }],
+    ['MODE', ' Production ', { mode: 'production' }],
   ];
   for (const [variable, value, parsed] of ACCEPTED) {
     it(`accepts ${variable}=${JSON.stringify(value)}`, () => {
@@ -178,6 +183,8 @@ describe('loadConfig', () => {
     [{ REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS'],
     [{ IDLE_TIMEOUT_MS: '1.5' }, 'IDLE_TIMEOUT_MS'],
     [{ SHUTDOWN_TIMEOUT_MS: '99' }, 'SHUTDOWN_TIMEOUT_MS'],
+    [{ MODE: 'live' }, 'MODE'],
+    [{ MODE: 'test' }, 'MODE'],
   ];
   for (const [env, variable] of REJECTED) {
     it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {
