@@ -31,6 +31,8 @@ export interface AttributeDef {
   compute: { columns: readonly string[]; value: (row: Record<string, unknown>) => unknown } | undefined;
   /** A value computed by SQL (such as a count over another table); sortable and filterable. */
   sql: ((eb: AnyEB, ctx: QueryContext) => AliasableExpression<unknown>) | undefined;
+  /** Writes may also give the whole number as a string of digits (it names a record, and JSON:API ids are strings). */
+  acceptsDigitString: boolean;
 }
 
 interface AttributeOptions {
@@ -44,6 +46,8 @@ interface AttributeOptions {
   enum?: readonly string[];
   /** Compute the value in SQL instead of reading a column. */
   sql?: (eb: AnyEB, ctx: QueryContext) => AliasableExpression<unknown>;
+  /** Integer attributes naming a record: accept `"123"` as well as `123` in request bodies. */
+  acceptsDigitString?: boolean;
 }
 
 function attribute(type: AttributeType, options: AttributeOptions = {}): AttributeDef {
@@ -64,6 +68,7 @@ function attribute(type: AttributeType, options: AttributeOptions = {}): Attribu
     enumValues: options.enum,
     compute: undefined,
     sql: options.sql,
+    acceptsDigitString: options.acceptsDigitString ?? false,
   };
 }
 

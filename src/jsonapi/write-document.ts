@@ -125,7 +125,8 @@ export function readResourceDocument(
       }
       const type = declared?.type ?? extraType!;
       const nullable = declared ? declared.nullable : true;
-      const coerced = coerceAttribute(type, nullable, value);
+      const digits = declared?.acceptsDigitString === true && typeof value === 'string' && /^\d{1,10}$/.test(value);
+      const coerced = coerceAttribute(type, nullable, digits ? Number(value) : value);
       if (coerced.error) {
         problems.push(problem(422, 'invalid_attribute', 'Unprocessable Entity', `${name} ${coerced.error}`, pointer));
       } else attributes[name] = coerced.value;

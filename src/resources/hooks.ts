@@ -17,6 +17,8 @@ export const hooks = defineResource({
     target_url: attr.string({ description: 'Where events are posted: an absolute http or https URL' }),
     resource_id: attr.integer({
       nullable: true,
+      // Upstream's own example sends "resource_id": "123"; its schema says integer. Both work.
+      acceptsDigitString: true,
       description: 'The record the hook is limited to, if any: a contact tag (tag events), a form (form_submission) or an offer (purchase, payment_succeeded, order_created)',
     }),
     created_at: attr.datetime({ sort: true }),

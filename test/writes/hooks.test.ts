@@ -116,6 +116,14 @@ for (const dialect of DIALECTS) {
         await refused(() => create(body({ target_url: 'https://receiver.example/x', event: 'purchase', resource_id: 'abc' })), 422, 'invalid_attribute', '/data/attributes/resource_id');
       });
 
+      it('takes resource_id as a string of digits too, as upstream\'s own example sends it', async () => {
+        const res = await create(body({ target_url: 'https://receiver.example/x', event: 'tag_added', resource_id: String(tagId) }));
+        assert.equal(res.statusCode, 201, res.body);
+        assert.equal(res.json().data.attributes.resource_id, tagId, 'rendered as the integer upstream\'s schema names');
+        await refused(() => create(body({ target_url: 'https://receiver.example/x', event: 'tag_added', resource_id: `${tagId}x` })), 422, 'invalid_attribute', '/data/attributes/resource_id');
+        await refused(() => create(body({ target_url: 'https://receiver.example/x', event: 'tag_added', resource_id: ` ${tagId}` })), 422, 'invalid_attribute', '/data/attributes/resource_id');
+      });
+
       it('refuses an unknown event and a target_url that is not an absolute http(s) URL', async () => {
         await refused(() => create(body({ target_url: 'https://receiver.example/x', event: 'refund' })), 422, 'invalid_attribute', '/data/attributes/event');
         for (const url of ['/relative', 'receiver.example/x', 'ftp://receiver.example/x', 'javascript:alert(1)', 'https://user:pw@receiver.example/', '']) {
