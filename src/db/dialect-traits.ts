@@ -74,6 +74,12 @@ export interface DialectTraits {
   lockingRows<QB extends AnySelect>(query: QB): QB;
 
   /**
+   * Whether a write transaction holds the whole database's write lock from its start (SQLite's
+   * BEGIN IMMEDIATE): then no row lock is needed, and nothing a write read can change under it.
+   */
+  writeTransactionsSerialized: boolean;
+
+  /**
    * Whether a driver error means the database cannot serve now but may soon (a restart, a lost
    * connection, no free connection): the request answers 503 with Retry-After instead of 500.
    */
@@ -203,6 +209,7 @@ export const sqliteTraits: DialectTraits = {
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE',
   lockingRows: (query) => query,
+  writeTransactionsSerialized: true,
   // The file is local: the one passing condition is another process holding the write lock past
   // the busy timeout.
   isUnavailable: (error) => {
@@ -247,6 +254,7 @@ export const postgresTraits: DialectTraits = {
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505',
   lockingRows: (query) => query.forUpdate() as typeof query,
+  writeTransactionsSerialized: false,
   isUnavailable: (error) => {
     const code = errorCode(error);
     if (typeof code === 'string' && (NETWORK_ERRORS.has(code) || isPostgresUnavailableCode(code))) return true;

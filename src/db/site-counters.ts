@@ -219,6 +219,8 @@ async function run(db: AnyDb, statements: string[]): Promise<void> {
  * counter row (see "Locking" above). `db` must be the write's transaction.
  */
 export async function lockSiteWrites(db: AnyDb, traits: DialectTraits, siteId: number): Promise<void> {
+  // SQLite: the transaction already holds the database's one write lock.
+  if (traits.writeTransactionsSerialized) return;
   await traits
     .lockingRows(db.selectFrom('site_counters').select('value').where('site_id', '=', siteId).where('counter', '=', VERSION_COUNTER))
     .execute();

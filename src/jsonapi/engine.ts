@@ -311,6 +311,8 @@ export class JsonApiEngine {
    */
   private async findLockedRecord(ctx: WriteContext, resource: ResourceDefinition, rawId: string, principal: Principal): Promise<WriteTarget> {
     const seen = await this.findRecord(ctx.handle.db, resource, rawId, principal);
+    // Where the transaction holds the database's write lock from its start, nothing changed since.
+    if (ctx.handle.traits.writeTransactionsSerialized) return seen;
     await this.lockSites(ctx, [seen.siteId]);
     return this.findRecord(ctx.handle.db, resource, rawId, principal);
   }
