@@ -74,6 +74,20 @@ export interface DialectTraits {
   lockingRows<QB extends AnySelect>(query: QB): QB;
 
   /**
+   * The select, locking the rows it reads and skipping rows another transaction has locked, so
+   * that concurrent claimers (webhook workers) each take different rows (PostgreSQL: FOR UPDATE
+   * SKIP LOCKED). SQLite: as it is; its write transactions already run one at a time.
+   */
+  claimingRows<QB extends AnySelect>(query: QB): QB;
+
+  /**
+   * Signals `channel` to the other processes on the database when the transaction commits
+   * (PostgreSQL: pg_notify, delivered at commit, dropped on rollback). SQLite has no such signal:
+   * nothing is sent, and other processes sharing the file poll.
+   */
+  notify(db: AnyDb, channel: string): Promise<void>;
+
+  /**
    * Whether a write transaction holds the whole database's write lock from its start (SQLite's
    * BEGIN IMMEDIATE): then no row lock is needed, and nothing a write read can change under it.
    */
@@ -209,6 +223,8 @@ export const sqliteTraits: DialectTraits = {
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE',
   lockingRows: (query) => query,
+  claimingRows: (query) => query,
+  notify: async () => {},
   writeTransactionsSerialized: true,
   // The file is local: the one passing condition is another process holding the write lock past
   // the busy timeout.
@@ -254,6 +270,10 @@ export const postgresTraits: DialectTraits = {
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505',
   lockingRows: (query) => query.forUpdate() as typeof query,
+  claimingRows: (query) => query.forUpdate().skipLocked() as typeof query,
+  notify: async (db, channel) => {
+    await sql`select pg_notify(${channel}, '')`.execute(db);
+  },
   writeTransactionsSerialized: false,
   isUnavailable: (error) => {
     const code = errorCode(error);

@@ -465,6 +465,10 @@ export interface HooksTable extends SiteOwned {
   /** The secret the last rotation replaced, also signed with until previous_secret_expires_at. */
   previous_signing_secret: string | null;
   previous_secret_expires_at: DbTimestamp | null;
+  /** Set when every delivery failed for 5 days (0009_webhook_deliveries); nothing is delivered then. */
+  disabled_at: DbTimestamp | null;
+  /** The first failed attempt after the last successful one. */
+  failing_since: DbTimestamp | null;
 }
 
 export interface EventsTable extends SiteOwned {
@@ -533,6 +537,46 @@ export interface OutboxEventsTable {
   payload: unknown;
   created_at: DbTimestamp;
   delivered_at: DbTimestamp | null;
+  /** The record that triggered the event; null for events written before 0009_webhook_deliveries. */
+  resource_id: DbId | null;
+}
+
+/** One event to one hook (0009_webhook_deliveries.ts); kept after the hook is deleted. */
+export interface WebhookDeliveriesTable {
+  id: Generated<DbId>;
+  site_id: DbId;
+  hook_id: DbId;
+  event_id: DbId;
+  event: string;
+  resource_id: DbId | null;
+  target_url: string;
+  webhook_id: string;
+  status: 'pending' | 'retrying' | 'succeeded' | 'failed' | 'cancelled';
+  attempt_count: number;
+  failures_in_round: number;
+  /** When a worker may attempt it next (the end of a claim's lease while one is in flight); null when finished. */
+  next_attempt_at: DbTimestamp | null;
+  last_attempt_at: DbTimestamp | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+/** One attempt of a delivery and what the receiver answered. */
+export interface WebhookAttemptsTable {
+  id: Generated<DbId>;
+  site_id: DbId;
+  delivery_id: DbId;
+  attempt_number: number;
+  started_at: DbTimestamp;
+  duration_ms: number;
+  response_status: number | null;
+  /** JSON text on SQLite; the parsed value on PostgreSQL. */
+  response_headers: unknown;
+  response_body: string | null;
+  error: string | null;
+  created_at: DbTimestamp;
 }
 
 /** Emails sitebiz would send (welcome, double opt-in), recorded instead of dropped. */
@@ -600,6 +644,8 @@ export interface Database {
   email_events: EmailEventsTable;
 
   outbox_events: OutboxEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
   outgoing_messages: OutgoingMessagesTable;
 
   site_counters: SiteCountersTable;

@@ -22,25 +22,17 @@ async function currentTagIds(ctx: WriteContext, contactId: number): Promise<Set<
   return new Set(rows.map((r) => Number(r.contact_tag_id)));
 }
 
-/** One event per tag, in the given order; the payload names the contact, the tag and the site. */
+/** One event per tag, in the given order; the payload is the contact and the tag as GET renders them. */
 async function recordTagEvents(ctx: WriteContext, contact: WriteTarget, tagIds: number[], type: TagEvent): Promise<void> {
-  if (tagIds.length === 0) return;
-  const { db } = ctx.handle;
-  const person = await db.selectFrom('contacts').select('email').where('id', '=', contact.id).executeTakeFirstOrThrow();
-  const tags = await db.selectFrom('contact_tags').select(['id', 'name']).where('id', 'in', tagIds).execute();
-  const names = new Map(tags.map((tag) => [Number(tag.id), tag.name]));
   for (const tagId of tagIds) {
-    await recordEvent(ctx.handle, {
+    await recordEvent(ctx, {
       siteId: contact.siteId,
       type,
-      at: ctx.now,
-      payload: {
-        contact_id: String(contact.id),
-        contact_email: person.email,
-        tag_id: String(tagId),
-        tag_name: names.get(tagId) ?? null,
-        site_id: String(contact.siteId),
-      },
+      records: [
+        { type: 'contacts', id: contact.id },
+        { type: 'contact_tags', id: tagId },
+      ],
+      hookResourceIds: [tagId],
     });
   }
 }

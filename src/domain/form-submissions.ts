@@ -60,16 +60,14 @@ export async function submitForm(ctx: WriteContext, form: WriteTarget, input: Wr
   await subscribeToSequences(ctx, siteId, form.id, contactId);
   await handleConsent(ctx, siteId, contactId, email, traits.decodeBoolean(formRow.double_opt_in) === true, formRow.title);
 
-  await recordEvent(ctx.handle, {
+  await recordEvent(ctx, {
     siteId,
     type: 'form_submission',
-    at: ctx.now,
-    payload: {
-      form_id: String(form.id),
-      submission_id: String(submissionId),
-      contact_id: String(contactId),
-      fields: { name, email, ...submissionValues, ...(attributes.mobile_phone_number !== undefined ? { mobile_phone_number: attributes.mobile_phone_number } : {}) },
-    },
+    records: [
+      { type: 'form_submissions', id: submissionId },
+      { type: 'forms', id: form.id },
+    ],
+    hookResourceIds: [form.id],
   });
   return { type: 'form_submissions', id: submissionId, created: true };
 }
@@ -147,11 +145,14 @@ async function applyTags(ctx: WriteContext, siteId: number, formId: number, cont
       .returning('contact_tag_id')
       .executeTakeFirst();
     if (added) {
-      await recordEvent(ctx.handle, {
+      await recordEvent(ctx, {
         siteId,
         type: 'tag_added',
-        at: ctx.now,
-        payload: { contact_id: String(contactId), contact_email: email, tag_id: String(tag.id), tag_name: tag.name, site_id: String(siteId) },
+        records: [
+          { type: 'contacts', id: contactId },
+          { type: 'contact_tags', id: Number(tag.id) },
+        ],
+        hookResourceIds: [Number(tag.id)],
       });
     }
   }

@@ -127,9 +127,17 @@ export async function rotateHookSecret(ctx: WriteContext, record: WriteTarget): 
 }
 
 /**
- * Deletes the hook: nothing more is delivered to it. (Its deliveries, once they exist, keep the
- * hook's id, event and URL themselves, so they stay in the log; pending ones are cancelled here.)
+ * Deletes the hook: nothing more is delivered to it. Its deliveries keep the hook's id, event and
+ * URL themselves, so they stay in the log; those not finished are cancelled (an attempt in flight
+ * finishes, and its outcome is logged without reopening the delivery).
  */
 export async function deleteHook(ctx: WriteContext, record: WriteTarget): Promise<void> {
+  const at = ctx.handle.traits.encodeTimestamp(ctx.now);
+  await ctx.handle.db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'cancelled', next_attempt_at: null, last_error: 'the hook was deleted', updated_at: at })
+    .where('hook_id', '=', record.id)
+    .where('next_attempt_at', 'is not', null)
+    .execute();
   await ctx.handle.db.deleteFrom('hooks').where('id', '=', record.id).execute();
 }

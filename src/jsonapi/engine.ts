@@ -286,14 +286,43 @@ export class JsonApiEngine {
     return write;
   }
 
-  /** Runs `fn` in one transaction: a request that fails changes nothing. */
-  private inTransaction<T>(principal: Principal, fn: (ctx: WriteContext) => Promise<T>): Promise<T> {
-    return this.options.db.transaction().execute((trx) => {
+  /**
+   * Runs `fn` in one transaction: a request that fails changes nothing. What it asked to run
+   * after the commit (waking the webhook worker) runs once the commit is done.
+   */
+  private async inTransaction<T>(principal: Principal, fn: (ctx: WriteContext) => Promise<T>): Promise<T> {
+    const committed: Array<() => void> = [];
+    const result = await this.options.db.transaction().execute((trx) => {
       // The engine's builder is untyped; the domain reads the typed schema.
       const handle: DatabaseHandle = { db: trx as unknown as DatabaseHandle['db'], traits: this.options.traits, description: 'transaction', close: async () => {} };
-      return fn({ handle, principal, now: this.options.now() });
+      // Reads inside the transaction go through Kysely on it: the compiled-statement path of the
+      // shared executor would run on another connection (PostgreSQL) and miss the uncommitted rows.
+      let reader: Executor | undefined;
+      const readAll: Principal = { ...principal, permissions: this.readPermissions };
+      return fn({
+        handle,
+        principal,
+        now: this.options.now(),
+        render: async (type, id) => {
+          const resource = this.registry.get(type);
+          reader ??= new Executor(trx, this.options.traits);
+          const found = await reader.show(planShow(resource, parseQueryString(''), this.planOptions(readAll)), id);
+          const row = found?.rows[0];
+          return row ? this.renderer.resourceObject(resource, row, undefined) : undefined;
+        },
+        afterCommit: (run) => committed.push(run),
+      });
     });
+    for (const run of committed) run();
+    return result;
   }
+
+  /** Every read permission of the registry (what the writing process may read for itself). */
+  private get readPermissions(): ReadonlySet<string> {
+    this.everyReadPermission ??= new Set(this.registry.all().flatMap((r) => (r.readPermission === null ? [] : [r.readPermission])));
+    return this.everyReadPermission;
+  }
+  private everyReadPermission: ReadonlySet<string> | undefined;
 
   /**
    * Takes the write lock of each site a write changes, in id order, before the write reads what it

@@ -5,6 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { escapeLike, type DialectTraits } from '../db/dialect-traits.js';
 import { probeTrigramCandidates, TRIGRAM_CANDIDATE_CAP, trigramCandidates, trigramCommon, type TrigramIndex, type TrigramProbe } from '../db/text-search.js';
+import type { ResourceObject } from './document.js';
 import type { Nouns } from './nouns.js';
 import { PREDICATES_BY_TYPE, type PredicateSuffix } from './predicates.js';
 import type { ResourceWrite, WriteRules } from './write-document.js';
@@ -367,6 +368,14 @@ export interface WriteContext {
   handle: DatabaseHandle;
   principal: Principal;
   now: Date;
+  /**
+   * A record of the principal's sites as `GET /v1/<type>/<id>` renders it, read inside this
+   * transaction (so it shows the transaction's own changes), whatever the key may read: webhook
+   * payloads show what the event is about (src/domain/outbox.ts). Undefined when there is none.
+   */
+  render(type: string, id: number): Promise<ResourceObject | undefined>;
+  /** Runs `fn` once the transaction has committed; never when it rolls back. */
+  afterCommit(fn: () => void): void;
 }
 
 /** A record the principal may reach: its id and the site it belongs to. */

@@ -1,9 +1,10 @@
 // The `payload` of a webhook: the records an event is about, as JSON:API resource objects in the
-// upstream's order for the event (its `GET /v1/hooks/<event>_sample`). One builder serves the
-// samples and, later, real deliveries: both hand it rows and it renders each with the engine's
-// renderer, exactly as `GET /v1/<type>/<id>` renders it, so a sample cannot drift from a delivery.
-// A real delivery passes rows as the engine's executor reads them (with SQL-computed attributes
-// and the linkage of to-many relationships); a sample passes synthetic rows with id 0.
+// upstream's order for the event (its `GET /v1/hooks/<event>_sample`). Samples and real events
+// are rendered by the engine's one renderer, exactly as `GET /v1/<type>/<id>` renders a record,
+// and checked against the same PAYLOAD_TYPES, so a sample cannot drift from a delivery. A real
+// event renders rows the engine's executor reads inside the writing transaction (with
+// SQL-computed attributes and the linkage of to-many relationships: WriteContext.render, called
+// by src/domain/outbox.ts); a sample renders synthetic rows with id 0.
 import type { ResourceObject } from '../jsonapi/document.js';
 import type { JsonApiEngine } from '../jsonapi/engine.js';
 import { LINKAGE, type LinkedRow } from '../jsonapi/executor.js';
@@ -27,14 +28,19 @@ export interface PayloadRecord {
   row: LinkedRow;
 }
 
-/** The payload of `event` about these records (checked against the event's shape). */
-export function buildPayload(engine: JsonApiEngine, event: string, records: readonly PayloadRecord[]): ResourceObject[] {
+/** Throws unless records of these types, in this order, make a payload of `event`. */
+export function checkPayloadTypes(event: string, recordTypes: readonly string[]): void {
   const types = PAYLOAD_TYPES[event];
   if (!types) throw new Error(`no webhook event ${event}`);
-  records.forEach((record, i) => {
+  recordTypes.forEach((type, i) => {
     const expected = types[Math.min(i, types.length - 1)];
-    if (record.type !== expected) throw new Error(`${event} payload: record ${i} must be ${expected}, not ${record.type}`);
+    if (type !== expected) throw new Error(`${event} payload: record ${i} must be ${expected}, not ${type}`);
   });
+}
+
+/** The payload of `event` about these records (checked against the event's shape). */
+export function buildPayload(engine: JsonApiEngine, event: string, records: readonly PayloadRecord[]): ResourceObject[] {
+  checkPayloadTypes(event, records.map((r) => r.type));
   return records.map((record) => engine.renderRecord(engine.registry.get(record.type), record.row));
 }
 

@@ -47,7 +47,9 @@ for (const dialect of DIALECTS) {
     function inOwnTransaction(fn: (ctx: WriteContext) => Promise<void>): Promise<void> {
       return t.handle.db.transaction().execute((trx) => {
         const handle: DatabaseHandle = { ...t.handle, db: trx };
-        return fn({ handle, principal: {} as Principal, now: t.clock.now() });
+        // Events these writes record show bare identifiers: the races are about rows, not payloads.
+        const render = async (type: string, id: number) => ({ type, id: String(id), attributes: {}, links: { self: '' } });
+        return fn({ handle, principal: {} as Principal, now: t.clock.now(), render, afterCommit: () => {} });
       });
     }
 
@@ -131,9 +133,7 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(results.filter((r) => r.status === 'rejected'), [], 'no add failed');
         const taggings = await db().selectFrom('contact_taggings').select('contact_tag_id').where('contact_id', '=', contactId).execute();
         assert.equal(taggings.length, 1, 'one tagging');
-        const events = (await db().selectFrom('outbox_events').select('payload').where('event_type', '=', 'tag_added').execute())
-          .map((e) => t.handle.traits.decodeJson(e.payload) as Record<string, string>)
-          .filter((p) => p.contact_id === String(contactId));
+        const events = await db().selectFrom('outbox_events').select('id').where('event_type', '=', 'tag_added').where('resource_id', '=', contactId).execute();
         assert.equal(events.length, 1, 'one tag_added event');
       });
     });
