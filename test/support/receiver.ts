@@ -14,7 +14,7 @@ export interface Received {
 
 /** What to do with a request: answer it, cut the connection, or hold it open until `release`. */
 export type Reaction =
-  | { status: number; body?: string; headers?: Record<string, string> }
+  | { status: number; body?: string; headers?: Record<string, string>; delayMs?: number }
   | { drop: true }
   | { hold: true };
 
@@ -83,6 +83,7 @@ export class Receiver {
       const reaction = this.react(request);
       if ('drop' in reaction) req.socket.destroy();
       else if ('hold' in reaction) this.held.push(res);
+      else if (reaction.delayMs) setTimeout(() => res.writeHead(reaction.status, reaction.headers).end(reaction.body ?? ''), reaction.delayMs);
       else res.writeHead(reaction.status, reaction.headers).end(reaction.body ?? '');
     });
   }
