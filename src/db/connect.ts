@@ -105,6 +105,10 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
   // checked-out one that broke when it is released), so new connections are made once the server
   // is back: recovery needs no restart.
   pool.on('error', () => {});
+  // A connection that fails while checked out (a query in flight when the server goes away) also
+  // emits 'error', and neither the pool nor Kysely listens then: unheard, it would crash the
+  // process. The query itself fails with the error, and the pool drops the connection on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(options) });
   const onQuery = options.onQuery;
   const runSelect = async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
