@@ -1,6 +1,9 @@
 // Helpers of the webhook delivery suites: hooks and tags through the API with a real token, and
 // the delivery log read straight from the database.
 import assert from 'node:assert/strict';
+import type { DatabaseHandle } from '../../src/db/connect.js';
+import { newWebhookId } from '../../src/domain/outbox.js';
+import { DELIVERY_CHANNEL } from '../../src/webhooks/wakeups.js';
 import type { TestApp } from './harness.js';
 import { send } from './writes.js';
 
@@ -53,4 +56,46 @@ export function attemptsOf(t: TestApp, deliveryId: unknown) {
 export function millis(t: TestApp, value: unknown): number | null {
   const text = t.handle.traits.decodeTimestamp(value);
   return text === null ? null : Date.parse(text);
+}
+
+/**
+ * `count` events with one delivery each to the hook, due at `dueAt`, written straight to the
+ * database in one transaction that signals other processes at its commit (PostgreSQL), as a write
+ * queuing deliveries does; no in-process wake-up, as if another process had written them.
+ */
+export async function queueDeliveries(handle: DatabaseHandle, hook: { id: number; siteId: number; targetUrl: string }, count: number, now: Date, dueAt = now): Promise<void> {
+  const { traits } = handle;
+  const at = traits.encodeTimestamp(now);
+  const due = traits.encodeTimestamp(dueAt);
+  await handle.db.transaction().execute(async (trx) => {
+    const events = await trx
+      .insertInto('outbox_events')
+      .values(Array.from({ length: count }, (_, i) => ({ site_id: hook.siteId, event_type: 'tag_added', resource_id: i + 1, payload: traits.encodeJson([{ type: 'contacts', id: String(i + 1) }]), created_at: at, delivered_at: at })))
+      .returning('id')
+      .execute();
+    await trx
+      .insertInto('webhook_deliveries')
+      .values(
+        events.map((e, i) => ({
+          site_id: hook.siteId,
+          hook_id: hook.id,
+          event_id: e.id,
+          event: 'tag_added',
+          resource_id: i + 1,
+          target_url: hook.targetUrl,
+          webhook_id: newWebhookId(),
+          status: 'pending' as const,
+          attempt_count: 0,
+          failures_in_round: 0,
+          next_attempt_at: due,
+          last_attempt_at: null,
+          last_response_status: null,
+          last_error: null,
+          created_at: at,
+          updated_at: at,
+        })),
+      )
+      .execute();
+    await traits.notify(trx, DELIVERY_CHANNEL);
+  });
 }

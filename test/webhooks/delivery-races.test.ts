@@ -9,56 +9,14 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseDatabaseUrl } from '../../src/config.js';
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import { newWebhookId } from '../../src/domain/outbox.js';
 import { DeliveryWorker } from '../../src/webhooks/delivery-worker.js';
-import { DELIVERY_CHANNEL } from '../../src/webhooks/wakeups.js';
 import { createTestApp, DIALECTS } from '../support/harness.js';
 import { Receiver } from '../support/receiver.js';
 import { freePort, freshDatabase, startServe, type ServeProcess } from '../support/serve-process.js';
-import { createHook } from '../support/webhooks.js';
+import { createHook, queueDeliveries } from '../support/webhooks.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'sitebiz-races-cwd-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
-
-/**
- * `count` events with one due delivery each to the hook, in one transaction that signals the
- * other processes at its commit (PostgreSQL), as a write queuing deliveries does.
- */
-async function queueDeliveries(handle: DatabaseHandle, hook: { id: number; siteId: number; targetUrl: string }, count: number, now: Date): Promise<void> {
-  const { traits } = handle;
-  const at = traits.encodeTimestamp(now);
-  await handle.db.transaction().execute(async (trx) => {
-    const events = await trx
-      .insertInto('outbox_events')
-      .values(Array.from({ length: count }, (_, i) => ({ site_id: hook.siteId, event_type: 'tag_added', resource_id: i + 1, payload: traits.encodeJson([{ type: 'contacts', id: String(i + 1) }]), created_at: at, delivered_at: at })))
-      .returning('id')
-      .execute();
-    await trx
-      .insertInto('webhook_deliveries')
-      .values(
-        events.map((e, i) => ({
-          site_id: hook.siteId,
-          hook_id: hook.id,
-          event_id: e.id,
-          event: 'tag_added',
-          resource_id: i + 1,
-          target_url: hook.targetUrl,
-          webhook_id: newWebhookId(),
-          status: 'pending' as const,
-          attempt_count: 0,
-          failures_in_round: 0,
-          next_attempt_at: at,
-          last_attempt_at: null,
-          last_response_status: null,
-          last_error: null,
-          created_at: at,
-          updated_at: at,
-        })),
-      )
-      .execute();
-    await traits.notify(trx, DELIVERY_CHANNEL);
-  });
-}
 
 /** Every request arrived once: as many requests as distinct webhook-ids, and `count` of them. */
 function assertEachOnce(receiver: Receiver, count: number): void {
