@@ -126,7 +126,12 @@ export class DeliveryWorker {
   wake(): void {
     if (!this.running) return;
     this.wanted = true;
-    this.pumping ??= this.pump().finally(() => (this.pumping = undefined));
+    if (this.pumping) return;
+    this.pumping = this.pump().finally(() => {
+      this.pumping = undefined;
+      // Asked for between the look's last check and its end.
+      if (this.wanted) this.wake();
+    });
   }
 
   /**
