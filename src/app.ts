@@ -23,7 +23,9 @@ import {
 import { Registry } from './jsonapi/registry.js';
 import type { ResourceDefinition } from './jsonapi/resource.js';
 import { resourceRoutes } from './jsonapi/routes.js';
+import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { hookSampleRoutes } from './webhooks/sample-routes.js';
+import type { Lookup } from './webhooks/target-addresses.js';
 import { RESOURCES } from './resources/index.js';
 import { meRoute } from './routes/me.js';
 import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
@@ -33,7 +35,21 @@ declare module 'fastify' {
     database: DatabaseHandle;
     engine: JsonApiEngine;
     tokens: TokenService;
+    /** The webhook delivery worker (src/webhooks/delivery-worker.ts). */
+    webhooks: DeliveryWorker;
   }
+}
+
+export interface WebhookOptions {
+  /**
+   * Start the delivery worker when the app is ready (default true). Tests that move the clock
+   * pass false and drive it with app.webhooks.runDue().
+   */
+  autoStart?: boolean;
+  /** Resolves target hosts instead of the system's resolver (tests: no real DNS). */
+  lookup?: Lookup;
+  /** How long closing lets attempts in flight finish before cutting them short, ms. */
+  stopGraceMs?: number;
 }
 
 export interface AppOptions {
@@ -46,6 +62,7 @@ export interface AppOptions {
   resources?: readonly ResourceDefinition[];
   /** Prefix of the rate-limit keys in Redis (tests use their own); default `sitebiz:ratelimit:`. */
   redisNamespace?: string;
+  webhooks?: WebhookOptions;
 }
 
 // An incoming X-Request-Id is kept when it looks like an id, so logs join up across services.
@@ -99,6 +116,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.decorate('database', database);
   app.addHook('onClose', async () => database.close());
+  const webhooks = new DeliveryWorker({
+    handle: database,
+    log: app.log.child({ component: 'webhooks' }),
+    now,
+    mode: config.mode,
+    timeoutMs: config.webhookTimeoutMs,
+    concurrency: config.webhookConcurrency,
+    pollMs: config.webhookPollMs,
+    ...(options.webhooks?.lookup ? { lookup: options.webhooks.lookup } : {}),
+    ...(options.webhooks?.stopGraceMs !== undefined ? { stopGraceMs: options.webhooks.stopGraceMs } : {}),
+  });
+  app.decorate('webhooks', webhooks);
+  if (options.webhooks?.autoStart ?? true) app.addHook('onReady', async () => webhooks.start());
+  // onClose hooks run last-added first: the worker stops (and records its attempts) before the
+  // database closes.
+  app.addHook('onClose', async () => webhooks.stop());
   app.decorateRequest('principal', null);
   // Once the app is closing, every answer ends its connection: a kept-alive connection would
   // otherwise hold the shutdown until its keep-alive timeout.

@@ -52,6 +52,12 @@ export interface Config {
    * database (and, later, local webhook receivers and the sandbox tools); `production`: none of that.
    */
   mode: Mode;
+  /** Longest wait for a webhook receiver's answer, per attempt, in ms (a claim's lease is longer). */
+  webhookTimeoutMs: number;
+  /** Webhook attempts in flight at once in each process. */
+  webhookConcurrency: number;
+  /** How often each process looks for due deliveries it was not woken for, in ms. */
+  webhookPollMs: number;
 }
 
 export const MODES = ['sandbox', 'production'] as const;
@@ -180,6 +186,24 @@ export const SETTINGS = {
     description: 'sandbox: demo account on an empty database, local webhook receivers allowed; production: neither',
     default: 'sandbox',
   },
+  webhookTimeout: {
+    env: 'WEBHOOK_TIMEOUT_MS',
+    flag: 'webhook-timeout-ms',
+    description: 'how long a webhook attempt waits for the receiver to answer, ms; then it failed and is retried',
+    default: '10000',
+  },
+  webhookConcurrency: {
+    env: 'WEBHOOK_CONCURRENCY',
+    flag: 'webhook-concurrency',
+    description: 'webhook attempts in flight at once in each process',
+    default: '32',
+  },
+  webhookPoll: {
+    env: 'WEBHOOK_POLL_MS',
+    flag: 'webhook-poll-ms',
+    description: 'how often each process looks for due webhook deliveries it was not told about, ms',
+    default: '1000',
+  },
 } satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -288,6 +312,10 @@ export function loadConfig(
   const mode = MODES.find((m) => m === modeRaw);
   if (mode === undefined) problems.push(`${raw('mode').origin} must be sandbox or production, got ${JSON.stringify(raw('mode').value)}`);
 
+  const webhookTimeoutMs = integer('webhookTimeout', 50, 600_000);
+  const webhookConcurrency = integer('webhookConcurrency', 1, 10_000);
+  const webhookPollMs = integer('webhookPoll', 10, 3_600_000);
+
   if (problems.length > 0 || database === undefined || mode === undefined) throw new ConfigError(problems);
   return {
     database,
@@ -307,6 +335,9 @@ export function loadConfig(
     idleTimeoutMs,
     shutdownTimeoutMs,
     mode,
+    webhookTimeoutMs,
+    webhookConcurrency,
+    webhookPollMs,
   };
 }
 

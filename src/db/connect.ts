@@ -8,6 +8,7 @@ import type { DatabaseConfig } from '../config.js';
 import { redactUrl, SETTINGS } from '../config.js';
 import { traitsFor, type DialectTraits } from './dialect-traits.js';
 import { migrationProvider } from './migrations/index.js';
+import { listenForNotifications, type NotificationHandlers, type NotificationListener } from './notifications.js';
 import type { Database } from './schema.js';
 
 export interface DatabaseHandle {
@@ -26,6 +27,11 @@ export interface DatabaseHandle {
    * named prepared statement (`name`: one per SQL text), parsed and planned once per connection.
    */
   runSelect?: <Row>(name: string, sql: string, parameters: readonly unknown[]) => Promise<Row[]> | undefined;
+  /**
+   * PostgreSQL only: hears what other processes signal on `channel` (traits.notify), on a
+   * connection of its own. SQLite has no such signal; processes sharing its file poll.
+   */
+  listen?: (channel: string, handlers: NotificationHandlers) => NotificationListener;
   close(): Promise<void>;
 }
 
@@ -99,6 +105,10 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
   // checked-out one that broke when it is released), so new connections are made once the server
   // is back: recovery needs no restart.
   pool.on('error', () => {});
+  // A connection that fails while checked out (a query in flight when the server goes away) also
+  // emits 'error', and neither the pool nor Kysely listens then: unheard, it would crash the
+  // process. The query itself fails with the error, and the pool drops the connection on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(options) });
   const onQuery = options.onQuery;
   const runSelect = async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
@@ -113,6 +123,7 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     description: `PostgreSQL ${redactUrl(config.url)}${schema ? ` (schema ${schema})` : ''}`,
     ...(schema !== undefined ? { schema } : {}),
     runSelect,
+    listen: (channel, handlers) => listenForNotifications(config.connectionString, channel, handlers),
     close: () => db.destroy(),
   };
 }

@@ -6,7 +6,7 @@
 // one later, DNS rebinding, is refused then). Sandbox mode allows every target: local receivers
 // are what integration builders test with.
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 const NON_PUBLIC_V4: ReadonlyArray<[string, number, string]> = [
   ['0.0.0.0', 8, 'this network'],
@@ -99,4 +99,50 @@ export async function refusedTargetReason(url: URL, lookup: Lookup = systemLooku
     if (kind) return `${host} resolves to ${address}, a ${kind} address`;
   }
   return undefined;
+}
+
+/** An attempt's target that production mode refuses; its message says why. */
+export class RefusedTargetError extends Error {
+  override name = 'RefusedTargetError';
+  constructor(reason: string) {
+    super(`refused: ${reason} (production mode delivers only to public addresses)`);
+  }
+}
+
+/**
+ * Why production mode refuses a URL whose host is an IP address, or undefined (also for a name:
+ * connections to names go through connectLookup, connections to literals resolve nothing).
+ */
+export function refusedLiteralReason(url: URL): string | undefined {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  if (isIP(host) === 0) return undefined;
+  const kind = nonPublicKind(host);
+  return kind ? `${host} is a ${kind} address` : undefined;
+}
+
+/**
+ * The `lookup` a connection uses to resolve its host (http.request passes it to net.connect), so
+ * that the addresses checked are the addresses connected to. With `guard`, a name with any
+ * non-public address fails with a RefusedTargetError instead of connecting.
+ */
+export function connectLookup(resolve: Lookup, guard: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname).then(
+      (found) => {
+        const family = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
+        const addresses = family === 0 ? found : found.filter((a) => a.family === family);
+        if (guard) {
+          for (const { address } of found) {
+            const kind = nonPublicKind(address);
+            if (kind) return callback(new RefusedTargetError(`${hostname} resolves to ${address}, a ${kind} address`), '');
+          }
+        }
+        const first = addresses[0];
+        if (!first) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '');
+        if (options.all) callback(null, addresses);
+        else callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, ''),
+    );
+  };
 }

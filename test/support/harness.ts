@@ -3,7 +3,7 @@
 // can run in parallel and leave nothing behind.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type WebhookOptions } from '../../src/app.js';
 import { PERMISSION_NAMES } from '../../src/auth/permissions.js';
 import { loadConfig, parseDatabaseUrl, type Config, type DatabaseConfig } from '../../src/config.js';
 import { connectDatabase, dropSchema, migrateToLatest, type DatabaseHandle } from '../../src/db/connect.js';
@@ -74,6 +74,13 @@ export interface TestAppOptions {
   redisNamespace?: string;
   /** Another database URL than the dialect's (the outage tests go through a proxy). */
   databaseUrl?: string;
+  /**
+   * The app's webhook delivery worker. Unlike `serve`, test apps do not start it by default: its
+   * background queries would land in the query counts some suites assert, and its attempts
+   * would change deliveries that suites inspect. Delivery tests start it, or drive it with
+   * `app.webhooks.runDue()` while moving the clock.
+   */
+  webhooks?: WebhookOptions;
 }
 
 /** Records the SQL of every query, so tests can assert how many a request costs. */
@@ -111,6 +118,7 @@ export async function createTestApp(dialect: DialectName, options: TestAppOption
     now: clock.now,
     ...(options.resources ? { resources: options.resources } : {}),
     ...(options.redisNamespace ? { redisNamespace: options.redisNamespace } : {}),
+    webhooks: { autoStart: false, ...options.webhooks },
   });
   await app.ready();
 

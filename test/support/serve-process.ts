@@ -140,6 +140,8 @@ export interface RequestOptions {
   requestId: string;
   token?: string;
   form?: Record<string, string>;
+  /** A JSON:API document to send as the body. */
+  json?: unknown;
   /** Called once the whole request has been handed to the operating system. */
   onSent?: () => void;
   /** Send through this agent (a keep-alive one) instead of a connection of the request's own. */
@@ -151,7 +153,8 @@ export interface RequestOptions {
  * keep-alive would pin every request to one worker).
  */
 export function request(port: number, options: RequestOptions): Promise<{ status: number; body: string }> {
-  const body = options.form ? new URLSearchParams(options.form).toString() : undefined;
+  const body = options.form ? new URLSearchParams(options.form).toString() : options.json !== undefined ? JSON.stringify(options.json) : undefined;
+  const contentType = options.form ? 'application/x-www-form-urlencoded' : 'application/vnd.api+json';
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
@@ -163,7 +166,7 @@ export function request(port: number, options: RequestOptions): Promise<{ status
         headers: {
           'x-request-id': options.requestId,
           ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-          ...(body ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } : {}),
+          ...(body ? { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } : {}),
         },
       },
       (res) => {

@@ -23,6 +23,9 @@ const DEFAULTS: Config = {
   idleTimeoutMs: 15_000,
   shutdownTimeoutMs: 10_000,
   mode: 'sandbox',
+  webhookTimeoutMs: 10_000,
+  webhookConcurrency: 32,
+  webhookPollMs: 1_000,
 };
 
 /** The problems of a configuration that must fail. */
@@ -65,6 +68,9 @@ describe('loadConfig', () => {
       IDLE_TIMEOUT_MS: '2000',
       SHUTDOWN_TIMEOUT_MS: '3000',
       MODE: 'production',
+      WEBHOOK_TIMEOUT_MS: '2500',
+      WEBHOOK_CONCURRENCY: '8',
+      WEBHOOK_POLL_MS: '250',
     });
     assert.deepEqual(config, {
       database: {
@@ -89,6 +95,9 @@ describe('loadConfig', () => {
       idleTimeoutMs: 2000,
       shutdownTimeoutMs: 3000,
       mode: 'production',
+      webhookTimeoutMs: 2500,
+      webhookConcurrency: 8,
+      webhookPollMs: 250,
     });
   });
 
@@ -185,6 +194,9 @@ describe('loadConfig', () => {
     [{ SHUTDOWN_TIMEOUT_MS: '99' }, 'SHUTDOWN_TIMEOUT_MS'],
     [{ MODE: 'live' }, 'MODE'],
     [{ MODE: 'test' }, 'MODE'],
+    [{ WEBHOOK_TIMEOUT_MS: '49' }, 'WEBHOOK_TIMEOUT_MS'],
+    [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY'],
+    [{ WEBHOOK_POLL_MS: 'often' }, 'WEBHOOK_POLL_MS'],
   ];
   for (const [env, variable] of REJECTED) {
     it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {

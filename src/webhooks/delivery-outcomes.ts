@@ -1,0 +1,127 @@
+// What an attempt's answer does: every attempt is logged (webhook_attempts); the delivery, if the
+// claim still holds it (the fence of delivery-queue.ts), succeeds, is retried on the schedule, or
+// has failed; and the hook's health follows: failing_since is the first failure after the last
+// success, and a failure when it is 5 days old disables the hook and fails its unfinished
+// deliveries. A stale attempt (its lease ran out, or the delivery was cancelled or redelivered
+// meanwhile) is logged and changes nothing else.
+import type { DatabaseHandle } from '../db/connect.js';
+import { lockSiteWrites } from '../db/site-counters.js';
+import type { ClaimedDelivery } from './delivery-queue.js';
+import { retryDelayMs } from './retry-schedule.js';
+import type { PostResult } from './webhook-sender.js';
+
+/** A hook whose every attempt failed for this long is disabled. */
+export const DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
+
+export interface Outcome {
+  /** The delivery took the outcome (false: a stale attempt, logged only). */
+  applied: boolean;
+  status: 'succeeded' | 'retrying' | 'failed' | 'released';
+  /** The attempt is what disabled the hook. */
+  disabledHook: boolean;
+}
+
+const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300;
+
+/** The delivery's last_error for an answer that is not a success (null for a success). */
+export function failureReason(result: PostResult): string | null {
+  if (result.status === null) return result.error ?? 'no answer';
+  if (isSuccess(result.status)) return null;
+  if (result.status >= 300 && result.status < 400) return `the receiver answered ${result.status}, a redirect (redirects are not followed)`;
+  return `the receiver answered ${result.status}`;
+}
+
+export async function recordOutcome(
+  handle: DatabaseHandle,
+  claim: ClaimedDelivery,
+  attempt: { startedAt: Date; result: PostResult; now: Date; random?: () => number },
+): Promise<Outcome> {
+  const { traits } = handle;
+  const { result, now } = attempt;
+  const at = traits.encodeTimestamp(now);
+  const success = isSuccess(result.status);
+
+  // Which hook writes this outcome may need, from the hook as it is now. Hook rows are counted
+  // per site (their writes move the site's data version), so they are written only on a change;
+  // a change takes the site's write lock first, in the order every write takes its locks.
+  const hook = await handle.db.selectFrom('hooks').select(['failing_since', 'disabled_at']).where('id', '=', claim.hookId).executeTakeFirst();
+  const failingSince = traits.decodeTimestamp(hook?.failing_since);
+  const live = hook !== undefined && hook.disabled_at === null && !result.abandoned;
+  const clearFailing = live && success && failingSince !== null;
+  const markFailing = live && !success && failingSince === null;
+  const disable = live && !success && failingSince !== null && now.getTime() - Date.parse(failingSince) >= DISABLE_AFTER_MS;
+
+  return handle.db.transaction().execute(async (trx) => {
+    if (clearFailing || markFailing || disable) await lockSiteWrites(trx, traits, claim.siteId);
+    const reason = failureReason(result);
+    await trx
+      .insertInto('webhook_attempts')
+      .values({
+        site_id: claim.siteId,
+        delivery_id: claim.id,
+        attempt_number: claim.attemptNumber,
+        started_at: traits.encodeTimestamp(attempt.startedAt),
+        duration_ms: result.durationMs,
+        response_status: result.status,
+        response_headers: result.headers === null ? null : traits.encodeJson(result.headers),
+        response_body: result.body,
+        error: result.status === null ? result.error : null,
+        created_at: at,
+      })
+      .execute();
+
+    const failures = claim.failuresInRound + 1;
+    const delay = success || result.abandoned ? undefined : retryDelayMs(failures, attempt.random);
+    const status: Outcome['status'] = result.abandoned ? 'released' : success ? 'succeeded' : delay === undefined ? 'failed' : 'retrying';
+    const change =
+      status === 'released'
+        ? // Cut short by a stopping worker: due again at once, for another worker, and not a failure.
+          { next_attempt_at: at, last_error: reason }
+        : status === 'succeeded'
+          ? { status, next_attempt_at: null, last_response_status: result.status, last_error: null }
+          : {
+              status,
+              failures_in_round: failures,
+              next_attempt_at: delay === undefined ? null : traits.encodeTimestamp(new Date(now.getTime() + delay)),
+              last_response_status: result.status,
+              last_error: reason,
+            };
+    const updated = await trx
+      .updateTable('webhook_deliveries')
+      .set({ ...change, last_attempt_at: traits.encodeTimestamp(attempt.startedAt), updated_at: at })
+      .where('id', '=', claim.id)
+      .where('attempt_count', '=', claim.attemptNumber)
+      .where('next_attempt_at', '=', claim.leaseUntil)
+      .where('status', 'in', ['pending', 'retrying'])
+      .executeTakeFirst();
+    const applied = Number(updated.numUpdatedRows) === 1;
+    if (!applied) return { applied, status, disabledHook: false };
+
+    if (clearFailing) {
+      await trx.updateTable('hooks').set({ failing_since: null }).where('id', '=', claim.hookId).where('failing_since', 'is not', null).execute();
+    }
+    if (markFailing) {
+      await trx.updateTable('hooks').set({ failing_since: at }).where('id', '=', claim.hookId).where('failing_since', 'is', null).execute();
+    }
+    let disabledHook = false;
+    if (disable) {
+      const disabled = await trx
+        .updateTable('hooks')
+        .set({ disabled_at: at, updated_at: at })
+        .where('id', '=', claim.hookId)
+        .where('disabled_at', 'is', null)
+        .where('failing_since', 'is not', null)
+        .executeTakeFirst();
+      disabledHook = Number(disabled.numUpdatedRows) === 1;
+      if (disabledHook) {
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ status: 'failed', next_attempt_at: null, last_error: 'the hook was disabled: its deliveries failed for 5 days', updated_at: at })
+          .where('hook_id', '=', claim.hookId)
+          .where('next_attempt_at', 'is not', null)
+          .execute();
+      }
+    }
+    return { applied, status: disabledHook ? 'failed' : status, disabledHook };
+  });
+}

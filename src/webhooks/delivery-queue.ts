@@ -1,0 +1,136 @@
+// Taking due deliveries off the queue (webhook_deliveries), safely with several workers.
+//
+// A claim is one short write transaction: it selects due deliveries (next_attempt_at <= now,
+// soonest first) through traits.claimingRows (PostgreSQL: FOR UPDATE SKIP LOCKED, so concurrent
+// claimers take different rows; SQLite: its write transactions run one at a time), and moves each
+// to the end of a lease and its attempt_count on by one. No transaction is open during the HTTP
+// attempt. A worker that dies holding a claim loses nothing: when the lease ends the delivery is
+// due again and another worker attempts it, with the same webhook-id.
+//
+// The claim is also the fence: the attempt's outcome is written only where the delivery still
+// has the claimed attempt_count and lease end and is unfinished (delivery-outcomes.ts), so a worker
+// whose lease ran out, a delivery cancelled or redelivered meanwhile, is never overwritten.
+import type { DatabaseHandle } from '../db/connect.js';
+
+export interface ClaimedDelivery {
+  id: number;
+  siteId: number;
+  hookId: number;
+  event: string;
+  webhookId: string;
+  targetUrl: string;
+  /** attempt_count after the claim: this attempt's number, and the fencing token. */
+  attemptNumber: number;
+  /** failures_in_round when claimed: the step of the retry schedule a failure moves to. */
+  failuresInRound: number;
+  /** next_attempt_at as the claim set it (encoded): the other half of the fence. */
+  leaseUntil: string;
+  /** The hook's secrets to sign with: the current one, and the previous one until it expires. */
+  secrets: string[];
+  /** The request body, the same bytes on every attempt. */
+  body: string;
+}
+
+/** The lease of a claim: the attempt's deadline and a margin for recording its outcome. */
+export function leaseMs(timeoutMs: number): number {
+  return timeoutMs + Math.max(1_000, Math.round(timeoutMs / 2));
+}
+
+/**
+ * When the soonest unfinished delivery is due (it may be now or past), or undefined when none
+ * is: one read of the first entry of the due index.
+ */
+export async function nextDueAt(handle: DatabaseHandle): Promise<Date | undefined> {
+  const row = await handle.db
+    .selectFrom('webhook_deliveries')
+    .select('next_attempt_at')
+    .where('next_attempt_at', 'is not', null)
+    .orderBy('next_attempt_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  const at = handle.traits.decodeTimestamp(row?.next_attempt_at);
+  return at === null ? undefined : new Date(at);
+}
+
+const HOOK_DELETED = 'the hook was deleted';
+const HOOK_DISABLED = 'the hook is disabled (POST /v1/hooks/{id}/enable turns it on again)';
+
+/**
+ * Claims up to `limit` deliveries due at `now` for a lease of `leaseMs`. Deliveries whose hook is
+ * gone are cancelled, and those of a disabled hook failed, instead of being claimed.
+ */
+export async function claimDue(handle: DatabaseHandle, options: { now: Date; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
+  const { traits } = handle;
+  const at = traits.encodeTimestamp(options.now);
+  const leaseUntil = traits.encodeTimestamp(new Date(options.now.getTime() + options.leaseMs));
+  const claimed = await handle.db.transaction().execute(async (trx) => {
+    const due = await traits
+      .claimingRows(
+        trx
+          .selectFrom('webhook_deliveries')
+          .select(['id', 'site_id', 'hook_id', 'event_id', 'event', 'resource_id', 'target_url', 'webhook_id', 'attempt_count', 'failures_in_round'])
+          .where('next_attempt_at', '<=', at)
+          .orderBy('next_attempt_at')
+          .orderBy('id')
+          .limit(options.limit),
+      )
+      .execute();
+    if (due.length === 0) return [];
+    // Read, not locked: a hook row locked here would hold up its site's writes, and a rotation or
+    // deletion committed after this read is handled by the fence.
+    const hooks = await trx
+      .selectFrom('hooks')
+      .select(['id', 'signing_secret', 'previous_signing_secret', 'previous_secret_expires_at', 'disabled_at'])
+      .where('id', 'in', [...new Set(due.map((d) => d.hook_id))])
+      .execute();
+    const hookById = new Map(hooks.map((h) => [Number(h.id), h]));
+    const finish = async (ids: number[], status: 'cancelled' | 'failed', reason: string) => {
+      if (ids.length === 0) return;
+      await trx.updateTable('webhook_deliveries').set({ status, next_attempt_at: null, last_error: reason, updated_at: at }).where('id', 'in', ids).execute();
+    };
+    await finish(due.filter((d) => !hookById.has(Number(d.hook_id))).map((d) => Number(d.id)), 'cancelled', HOOK_DELETED);
+    await finish(due.filter((d) => hookById.get(Number(d.hook_id))?.disabled_at != null).map((d) => Number(d.id)), 'failed', HOOK_DISABLED);
+    const live = due.filter((d) => hookById.get(Number(d.hook_id))?.disabled_at === null);
+    if (live.length === 0) return [];
+    await trx
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({ next_attempt_at: leaseUntil, attempt_count: eb('attempt_count', '+', 1), updated_at: at }))
+      .where('id', 'in', live.map((d) => Number(d.id)))
+      .execute();
+    const events = await trx
+      .selectFrom('outbox_events')
+      .select(['id', 'payload'])
+      .where('id', 'in', [...new Set(live.map((d) => d.event_id))])
+      .execute();
+    const payloadOf = new Map(events.map((e) => [Number(e.id), traits.decodeJson(e.payload)]));
+    return live.map((d): ClaimedDelivery => {
+      const hook = hookById.get(Number(d.hook_id))!;
+      return {
+        id: Number(d.id),
+        siteId: Number(d.site_id),
+        hookId: Number(d.hook_id),
+        event: d.event,
+        webhookId: d.webhook_id,
+        targetUrl: d.target_url,
+        attemptNumber: d.attempt_count + 1,
+        failuresInRound: d.failures_in_round,
+        leaseUntil,
+        secrets: signingSecrets(handle, hook, options.now),
+        body: JSON.stringify({ id: String(d.resource_id ?? ''), event: d.event, payload: payloadOf.get(Number(d.event_id)) ?? [] }),
+      };
+    });
+  });
+  return claimed;
+}
+
+function signingSecrets(
+  handle: DatabaseHandle,
+  hook: { signing_secret: string | null; previous_signing_secret: string | null; previous_secret_expires_at: unknown },
+  now: Date,
+): string[] {
+  const secrets = hook.signing_secret === null ? [] : [hook.signing_secret];
+  const expires = handle.traits.decodeTimestamp(hook.previous_secret_expires_at);
+  if (hook.previous_signing_secret !== null && expires !== null && Date.parse(expires) > now.getTime()) secrets.push(hook.previous_signing_secret);
+  return secrets;
+}
