@@ -128,7 +128,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(options.webhooks?.stopGraceMs !== undefined ? { stopGraceMs: options.webhooks.stopGraceMs } : {}),
   });
   app.decorate('webhooks', webhooks);
-  if (options.webhooks?.autoStart ?? true) app.addHook('onReady', async () => webhooks.start());
+  if (config.webhookWorker && (options.webhooks?.autoStart ?? true)) app.addHook('onReady', async () => webhooks.start());
   // onClose hooks run last-added first: the worker stops (and records its attempts) before the
   // database closes.
   app.addHook('onClose', async () => webhooks.stop());

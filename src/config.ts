@@ -58,6 +58,11 @@ export interface Config {
   webhookConcurrency: number;
   /** How often each process looks for due deliveries it was not woken for, in ms. */
   webhookPollMs: number;
+  /**
+   * Whether this process delivers webhooks. Off: it serves the API only and leaves the queue to
+   * other processes on the database (API processes apart from delivery processes).
+   */
+  webhookWorker: boolean;
 }
 
 export const MODES = ['sandbox', 'production'] as const;
@@ -204,6 +209,12 @@ export const SETTINGS = {
     description: 'how often each process looks for due webhook deliveries it was not told about, ms',
     default: '1000',
   },
+  webhookWorker: {
+    env: 'WEBHOOK_WORKER',
+    flag: 'webhook-worker',
+    description: 'on: this process delivers webhooks; off: it serves the API only and leaves deliveries to other processes on the database',
+    default: 'on',
+  },
 } satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -315,6 +326,11 @@ export function loadConfig(
   const webhookTimeoutMs = integer('webhookTimeout', 50, 600_000);
   const webhookConcurrency = integer('webhookConcurrency', 1, 10_000);
   const webhookPollMs = integer('webhookPoll', 10, 3_600_000);
+  const workerRaw = (raw('webhookWorker').value ?? '').trim().toLowerCase();
+  const webhookWorker = ['on', 'true', '1', 'yes'].includes(workerRaw);
+  if (!webhookWorker && !['off', 'false', '0', 'no'].includes(workerRaw)) {
+    problems.push(`${raw('webhookWorker').origin} must be on or off, got ${JSON.stringify(raw('webhookWorker').value)}`);
+  }
 
   if (problems.length > 0 || database === undefined || mode === undefined) throw new ConfigError(problems);
   return {
@@ -338,6 +354,7 @@ export function loadConfig(
     webhookTimeoutMs,
     webhookConcurrency,
     webhookPollMs,
+    webhookWorker,
   };
 }
 

@@ -26,6 +26,7 @@ const DEFAULTS: Config = {
   webhookTimeoutMs: 10_000,
   webhookConcurrency: 32,
   webhookPollMs: 1_000,
+  webhookWorker: true,
 };
 
 /** The problems of a configuration that must fail. */
@@ -71,6 +72,7 @@ describe('loadConfig', () => {
       WEBHOOK_TIMEOUT_MS: '2500',
       WEBHOOK_CONCURRENCY: '8',
       WEBHOOK_POLL_MS: '250',
+      WEBHOOK_WORKER: 'off',
     });
     assert.deepEqual(config, {
       database: {
@@ -98,6 +100,7 @@ describe('loadConfig', () => {
       webhookTimeoutMs: 2500,
       webhookConcurrency: 8,
       webhookPollMs: 250,
+      webhookWorker: false,
     });
   });
 
@@ -197,6 +200,7 @@ describe('loadConfig', () => {
     [{ WEBHOOK_TIMEOUT_MS: '49' }, 'WEBHOOK_TIMEOUT_MS'],
     [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY'],
     [{ WEBHOOK_POLL_MS: 'often' }, 'WEBHOOK_POLL_MS'],
+    [{ WEBHOOK_WORKER: 'sometimes' }, 'WEBHOOK_WORKER'],
   ];
   for (const [env, variable] of REJECTED) {
     it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {

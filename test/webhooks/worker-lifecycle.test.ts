@@ -48,6 +48,19 @@ for (const dialect of DIALECTS) {
       });
     });
 
+    it('with WEBHOOK_WORKER=off the app does not deliver: the deliveries wait, due, for a process that does', async () => {
+      await withHookedApp(dialect, { env: { ...LONG_POLL, WEBHOOK_WORKER: 'off' }, webhooks: { autoStart: true } }, async (t, receiver, hook) => {
+        await addTag(t, await t.token(), await builders(t).contact(), await builders(t).tag('Off'));
+        await sleep(200);
+        assert.equal(receiver.received.length, 0, 'nothing delivered');
+        const delivery = await onlyDeliveryOf(t, hook.id);
+        assert.equal(delivery.status, 'pending');
+        assert.equal(delivery.attempt_count, 0);
+        await t.app.webhooks.runDue();
+        await receiver.waitFor(1, 2_000);
+      });
+    });
+
     it('sleeps until the soonest delivery is due, not until its poll', async () => {
       await withHookedApp(dialect, { env: LONG_POLL }, async (t, receiver, hook) => {
         const now = t.clock.now();
