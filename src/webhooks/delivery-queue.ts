@@ -56,26 +56,73 @@ export async function nextDueAt(handle: DatabaseHandle): Promise<Date | undefine
 const HOOK_DELETED = 'the hook was deleted';
 const HOOK_DISABLED = 'the hook is disabled (POST /v1/hooks/{id}/enable turns it on again)';
 
+export interface ClaimOptions {
+  now: Date;
+  limit: number;
+  leaseMs: number;
+  /**
+   * Fairness between hooks: at most this many attempts of one hook in flight in this process, so
+   * that a receiver that is slow or unreachable (each attempt waiting for its timeout) holds a
+   * share of the slots and never all of them. Undefined: no cap (tests that drain by hand).
+   */
+  perHookLimit?: number;
+  /** This process's attempts in flight, by hook id (counted against perHookLimit). */
+  inFlightByHook?: ReadonlyMap<number, number>;
+}
+
+export interface ClaimResult {
+  claimed: ClaimedDelivery[];
+  /** Due deliveries were passed over because their hook had its share in flight. */
+  heldBack: boolean;
+}
+
 /**
  * Claims up to `limit` deliveries due at `now` for a lease of `leaseMs`. Deliveries whose hook is
  * gone are cancelled, and those of a disabled hook failed, instead of being claimed.
  */
-export async function claimDue(handle: DatabaseHandle, options: { now: Date; limit: number; leaseMs: number }): Promise<ClaimedDelivery[]> {
+export async function claimDue(handle: DatabaseHandle, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  return (await claimDueFairly(handle, options)).claimed;
+}
+
+/** claimDue, also saying whether hooks at their share held due deliveries back. */
+export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptions): Promise<ClaimResult> {
   const { traits } = handle;
   const at = traits.encodeTimestamp(options.now);
   const leaseUntil = traits.encodeTimestamp(new Date(options.now.getTime() + options.leaseMs));
+  const cap = options.perHookLimit ?? Infinity;
+  const inFlight = options.inFlightByHook ?? new Map<number, number>();
+  const full = [...inFlight].filter(([, n]) => n >= cap).map(([hookId]) => hookId);
+  let heldBack = false;
   const claimed = await handle.db.transaction().execute(async (trx) => {
-    const due = await traits
+    // Twice the free slots are read, so that one hook's due deliveries coming first still leave
+    // others some; those not taken are simply not updated (and, on PostgreSQL, unlocked at the end
+    // of this short transaction). Hooks already at their share are skipped in the index scan.
+    const candidates = await traits
       .claimingRows(
         trx
           .selectFrom('webhook_deliveries')
           .select(['id', 'site_id', 'hook_id', 'event_id', 'event', 'resource_id', 'target_url', 'webhook_id', 'attempt_count', 'failures_in_round'])
           .where('next_attempt_at', '<=', at)
+          .$if(full.length > 0, (q) => q.where('hook_id', 'not in', full))
           .orderBy('next_attempt_at')
           .orderBy('id')
-          .limit(options.limit),
+          .limit(cap === Infinity ? options.limit : options.limit * 2),
       )
       .execute();
+    const taken = new Map<number, number>();
+    let total = 0;
+    const due = candidates.filter((d) => {
+      if (total >= options.limit) return false;
+      const hookId = Number(d.hook_id);
+      if ((inFlight.get(hookId) ?? 0) + (taken.get(hookId) ?? 0) >= cap) {
+        heldBack = true;
+        return false;
+      }
+      taken.set(hookId, (taken.get(hookId) ?? 0) + 1);
+      total++;
+      return true;
+    });
+    if (full.length > 0) heldBack = true;
     if (due.length === 0) return [];
     // Read, not locked: a hook row locked here would hold up its site's writes, and a rotation or
     // deletion committed after this read is handled by the fence.
@@ -121,7 +168,7 @@ export async function claimDue(handle: DatabaseHandle, options: { now: Date; lim
       };
     });
   });
-  return claimed;
+  return { claimed, heldBack };
 }
 
 function signingSecrets(

@@ -19,7 +19,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Mode } from '../config.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { NotificationListener } from '../db/notifications.js';
-import { claimDue, leaseMs, nextDueAt, type ClaimedDelivery } from './delivery-queue.js';
+import { claimDue, claimDueFairly, leaseMs, nextDueAt, type ClaimedDelivery } from './delivery-queue.js';
 import { failureReason, recordOutcome } from './delivery-outcomes.js';
 import { signatureHeader } from './signing.js';
 import { connectLookup, refusedLiteralReason, RefusedTargetError, systemLookup, type Lookup } from './target-addresses.js';
@@ -79,9 +79,13 @@ export class DeliveryWorker {
   };
   private readonly lookup;
   private readonly leaseMs: number;
+  /** A quarter of the slots at most for one hook (delivery-queue.ts, ClaimOptions.perHookLimit). */
+  private readonly perHookLimit: number;
+  private readonly inFlightByHook = new Map<number, number>();
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.leaseMs = leaseMs(options.timeoutMs);
+    this.perHookLimit = Math.max(1, Math.ceil(options.concurrency / 4));
     const production = options.mode === 'production';
     this.lookup = production || options.lookup ? connectLookup(options.lookup ?? systemLookup, production) : undefined;
   }
@@ -172,11 +176,19 @@ export class DeliveryWorker {
         this.schedule(next === undefined ? this.options.pollMs : next.getTime() - now.getTime());
         return;
       }
-      const claimed = await claimDue(this.options.handle, { now, limit: free, leaseMs: this.leaseMs });
-      this.backlog = claimed.length === free;
-      // Everything due is being claimed by other workers.
+      const { claimed, heldBack } = await claimDueFairly(this.options.handle, {
+        now,
+        limit: free,
+        leaseMs: this.leaseMs,
+        perHookLimit: this.perHookLimit,
+        inFlightByHook: this.inFlightByHook,
+      });
+      // More may be due once a slot frees, or once a hook at its share finishes an attempt.
+      this.backlog = claimed.length === free || heldBack;
       if (claimed.length === 0) {
-        this.schedule(this.options.pollMs);
+        // Held back by hooks at their share: their attempts in flight wake the worker as they
+        // finish. Otherwise everything due is being claimed by other workers.
+        if (!(heldBack && this.flights.size > 0)) this.schedule(this.options.pollMs);
         return;
       }
       for (const delivery of claimed) void this.launch(delivery);
@@ -202,10 +214,14 @@ export class DeliveryWorker {
         })
         .finally(() => {
           this.flights.delete(flight);
+          const left = (this.inFlightByHook.get(delivery.hookId) ?? 1) - 1;
+          if (left > 0) this.inFlightByHook.set(delivery.hookId, left);
+          else this.inFlightByHook.delete(delivery.hookId);
           if (this.backlog) this.wake();
         }),
     };
     this.flights.add(flight);
+    this.inFlightByHook.set(delivery.hookId, (this.inFlightByHook.get(delivery.hookId) ?? 0) + 1);
     return flight.done;
   }
 

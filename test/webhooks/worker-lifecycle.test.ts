@@ -61,6 +61,23 @@ for (const dialect of DIALECTS) {
       });
     });
 
+    it('a hook whose receiver never answers holds a quarter of the slots at most: other hooks keep being delivered', async () => {
+      // WEBHOOK_CONCURRENCY 4: one attempt of a hook in flight at a time.
+      await withHookedApp(dialect, { env: { ...LONG_POLL, WEBHOOK_CONCURRENCY: '4' } }, async (t, receiver, stuck) => {
+        const healthy = await createHook(t, await t.token(), { event: 'tag_added', targetUrl: receiver.url('/healthy') });
+        receiver.react = (request) => (request.path === '/lifecycle' ? { hold: true } : { status: 204 });
+        const now = t.clock.now();
+        // The stuck hook's deliveries come first in the queue.
+        await queueDeliveries(t.handle, stuck, 20, now, new Date(now.getTime() - 60_000));
+        await queueDeliveries(t.handle, { ...stuck, id: healthy.id, targetUrl: receiver.url('/healthy') }, 10, now);
+        t.app.webhooks.start();
+        await receiver.waitFor(11, 5_000);
+        const paths = receiver.received.map((r) => r.path);
+        assert.equal(paths.filter((p) => p === '/lifecycle').length, 1, 'one attempt of the stuck hook in flight');
+        assert.equal(paths.filter((p) => p === '/healthy').length, 10, 'every delivery of the healthy hook, meanwhile');
+      });
+    });
+
     it('sleeps until the soonest delivery is due, not until its poll', async () => {
       await withHookedApp(dialect, { env: LONG_POLL }, async (t, receiver, hook) => {
         const now = t.clock.now();
