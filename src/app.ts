@@ -24,6 +24,7 @@ import { Registry } from './jsonapi/registry.js';
 import type { ResourceDefinition } from './jsonapi/resource.js';
 import { resourceRoutes } from './jsonapi/routes.js';
 import { hookSampleRoutes } from './webhooks/sample-routes.js';
+import { webhookTargetPolicy, type Lookup } from './webhooks/target-addresses.js';
 import { RESOURCES } from './resources/index.js';
 import { meRoute } from './routes/me.js';
 import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
@@ -46,6 +47,8 @@ export interface AppOptions {
   resources?: readonly ResourceDefinition[];
   /** Prefix of the rate-limit keys in Redis (tests use their own); default `sitebiz:ratelimit:`. */
   redisNamespace?: string;
+  /** Resolves host names of webhook targets in production mode; default the system resolver (tests inject one). */
+  hostLookup?: Lookup;
 }
 
 // An incoming X-Request-Id is kept when it looks like an id, so logs join up across services.
@@ -124,6 +127,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ignoreUnknownFilters: config.ignoreUnknownFilters,
     now,
     cursorSigningKey: await loadCursorSigningKey(database),
+    services: { webhookTargets: webhookTargetPolicy(config.mode, options.hostLookup) },
     ...(database.runSelect ? { runSelect: database.runSelect } : {}),
   });
   app.decorate('tokens', tokens);

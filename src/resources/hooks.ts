@@ -1,4 +1,4 @@
-import { createHook, deleteHook, HOOK_EVENT_NAMES, rotateHookSecret } from '../domain/hooks.js';
+import { checkHookTarget, createHook, deleteHook, HOOK_EVENT_NAMES, rotateHookSecret } from '../domain/hooks.js';
 import { attr, defineResource, rel } from '../jsonapi/resource.js';
 
 export const hooks = defineResource({
@@ -29,6 +29,7 @@ export const hooks = defineResource({
     // Creating a hook also needs the read permissions of its event (src/domain/hooks.ts).
     permission: 'manage:hooks',
     rules: { writable: ['event', 'target_url', 'resource_id'], required: ['event', 'target_url'], relationships: { site: { required: true } } },
+    beforeTransaction: checkHookTarget,
     create: createHook,
     answerMeta: { signing_secret: 'The hook\'s Standard Webhooks signing secret (whsec_...), shown only in this answer' },
     delete: deleteHook,

@@ -9,6 +9,7 @@ import { loadConfig, parseDatabaseUrl, type Config, type DatabaseConfig } from '
 import { connectDatabase, dropSchema, migrateToLatest, type DatabaseHandle } from '../../src/db/connect.js';
 import { createAccount, createApiKey, createSite, createUser } from '../../src/domain/accounts.js';
 import type { ResourceDefinition } from '../../src/jsonapi/resource.js';
+import type { Lookup } from '../../src/webhooks/target-addresses.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -74,6 +75,8 @@ export interface TestAppOptions {
   redisNamespace?: string;
   /** Another database URL than the dialect's (the outage tests go through a proxy). */
   databaseUrl?: string;
+  /** Resolves webhook target hosts in production mode (this machine may have no DNS). */
+  hostLookup?: Lookup;
 }
 
 /** Records the SQL of every query, so tests can assert how many a request costs. */
@@ -111,6 +114,7 @@ export async function createTestApp(dialect: DialectName, options: TestAppOption
     now: clock.now,
     ...(options.resources ? { resources: options.resources } : {}),
     ...(options.redisNamespace ? { redisNamespace: options.redisNamespace } : {}),
+    ...(options.hostLookup ? { hostLookup: options.hostLookup } : {}),
   });
   await app.ready();
 
