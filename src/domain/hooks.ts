@@ -167,3 +167,24 @@ export async function deleteHook(ctx: WriteContext, record: WriteTarget): Promis
   await ctx.handle.db.deleteFrom('hooks').where('id', '=', record.id).execute();
 }
 
+/**
+ * Turns a disabled hook on again (POST /v1/hooks/{id}/enable): disabled_at and failing_since are
+ * cleared, so events are delivered to it again from now on (those committed while it was disabled
+ * were not queued for it). An enabled hook is left exactly as it is.
+ */
+export async function enableHook(ctx: WriteContext, record: WriteTarget): Promise<void> {
+  await ctx.handle.db
+    .updateTable('hooks')
+    .set({ disabled_at: null, failing_since: null, updated_at: ctx.handle.traits.encodeTimestamp(ctx.now) })
+    .where('id', '=', record.id)
+    .where('disabled_at', 'is not', null)
+    .execute();
+}
+
+/**
+ * What a key needs to see an event of each type (GET /v1/events): what it needs to create a hook
+ * for that event, since the event's payload shows the same records a delivery would.
+ */
+export const EVENT_READ_PERMISSIONS: Readonly<Record<string, readonly string[]>> = Object.freeze(
+  Object.fromEntries(HOOK_EVENT_NAMES.map((event) => [event, HOOK_EVENTS[event]!.permissions])),
+);
