@@ -25,7 +25,7 @@ import type { ResourceDefinition } from './jsonapi/resource.js';
 import { resourceRoutes } from './jsonapi/routes.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { hookSampleRoutes } from './webhooks/sample-routes.js';
-import type { Lookup } from './webhooks/target-addresses.js';
+import { webhookTargetPolicy, type Lookup } from './webhooks/target-addresses.js';
 import { RESOURCES } from './resources/index.js';
 import { meRoute } from './routes/me.js';
 import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
@@ -157,6 +157,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ignoreUnknownFilters: config.ignoreUnknownFilters,
     now,
     cursorSigningKey: await loadCursorSigningKey(database),
+    services: { webhookTargets: webhookTargetPolicy(config.mode, options.webhooks?.lookup) },
     ...(database.runSelect ? { runSelect: database.runSelect } : {}),
   });
   app.decorate('tokens', tokens);

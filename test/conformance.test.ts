@@ -18,7 +18,19 @@ import {
 import { DIVERGENCES } from './support/upstream-divergences.js';
 
 /** Operations sitebiz serves beyond upstream's 77, normalised (`{}` for a path parameter). */
-const SITEBIZ_OPERATIONS = new Set(['POST /v1/hooks/{}/rotate_secret']);
+const SITEBIZ_OPERATIONS = new Set([
+  'POST /v1/hooks/{}/rotate_secret',
+  'POST /v1/hooks/{}/enable',
+  'GET /v1/hooks/{}/relationships/deliveries',
+  'GET /v1/webhook_deliveries',
+  'GET /v1/webhook_deliveries/{}',
+  'GET /v1/webhook_deliveries/{}/relationships/attempts',
+  'POST /v1/webhook_deliveries/{}/redeliver',
+  'GET /v1/webhook_attempts/{}',
+  'GET /v1/events',
+  'GET /v1/events/{}',
+  'GET /v1/events/{}/relationships/deliveries',
+]);
 
 const form = (fields: Record<string, string>) => ({
   headers: { 'content-type': 'application/x-www-form-urlencoded' },

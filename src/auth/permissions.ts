@@ -24,8 +24,11 @@ export const PERMISSIONS: readonly PermissionSpec[] = [
   { name: 'view:transactions', description: 'transactions' },
   { name: 'view:orders', description: 'orders and order items' },
   { name: 'view:payouts', description: 'Kajabi Payments payouts' },
-  { name: 'view:hooks', description: 'webhook subscriptions' },
-  { name: 'manage:hooks', description: 'create and delete webhook subscriptions, rotate their signing secrets and see sample payloads (with the permissions of the event)' },
+  { name: 'view:hooks', description: 'webhook subscriptions, their delivery log and its attempts' },
+  {
+    name: 'manage:hooks',
+    description: 'create and delete webhook subscriptions, rotate their signing secrets, see sample payloads (with the permissions of the event), redeliver deliveries and re-enable disabled hooks',
+  },
 ];
 
 export const PERMISSION_NAMES: readonly string[] = PERMISSIONS.map((p) => p.name);

@@ -478,7 +478,9 @@ export function buildCatalogue(set: RowSet, site: { id: number; subdomain: strin
     ['tag_removed', 'https://crm.example.com/webhooks/vip-removed', tags.vip, 90],
   ];
   for (const [event, target_url, resource, createdDaysAgo] of hooks) {
-    set.add('hooks', { event, target_url, resource_id: resource, ...stamps(createdDaysAgo) });
+    // The fulfilment endpoint has failed every delivery since a week ago: disabled after 5 days.
+    const failing = event === 'order_created' ? { failing_since: t.ago(7), disabled_at: t.ago(2) } : {};
+    set.add('hooks', { event, target_url, resource_id: resource, ...stamps(createdDaysAgo), ...failing });
   }
 
   // --- Payouts: every two weeks; the newest still pending, an instant payout in transit --------------------------------

@@ -59,6 +59,9 @@ export const REFERENCE_INTRODUCTION = [
   '- **Strict parameters**: an unknown parameter, filter, sort field, include path or field is a 400 whose',
   '  `source.parameter` names it (upstream ignores unknown filters: set `IGNORE_UNKNOWN_FILTERS=true` to do the',
   '  same; docs/configuration.md).',
+  '- **Webhook delivery log and events**: `GET /v1/hooks/{id}/deliveries` and `/v1/webhook_deliveries` (with their',
+  '  attempts, `redeliver` answering 202), `POST /v1/hooks/{id}/enable`, and `GET /v1/events`, every event with its',
+  '  payload, for reconciling (docs/webhooks.md).',
   '- **This document** is generated from the resource declarations; it is also served at `/v1/openapi.json`.',
 ].join('\n');
 

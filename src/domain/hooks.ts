@@ -4,7 +4,8 @@
 // its event is about, in the hook's site. Called by the engine inside the request's transaction.
 import { randomBytes } from 'node:crypto';
 import { forbidden, unprocessable } from '../jsonapi/errors.js';
-import type { WriteContext, WriteInput, WriteTarget } from '../jsonapi/resource.js';
+import type { PreWriteContext, WriteContext, WriteInput, WriteTarget } from '../jsonapi/resource.js';
+import type { ResourceWrite } from '../jsonapi/write-document.js';
 
 export interface HookEventSpec {
   /** Read permissions a key needs to create a hook for the event (and to see its sample). */
@@ -62,16 +63,40 @@ function targetUrlProblem(value: string): string | undefined {
   return undefined;
 }
 
-export async function createHook(ctx: WriteContext, input: WriteInput): Promise<{ id: number; meta: { signing_secret: string } }> {
-  const site = input.targets.site!;
-  const event = input.attributes.event as string;
+/** The checks of a new hook that need no database, in the order they answer: event, permissions, URL. */
+function checkHookInput(permissions: ReadonlySet<string>, attributes: ResourceWrite['attributes']): { event: string; targetUrl: string } {
+  const event = attributes.event as string;
   if (!Object.hasOwn(HOOK_EVENTS, event)) {
     throw unprocessable('invalid_attribute', `event must be one of ${HOOK_EVENT_NAMES.join(', ')}`, '/data/attributes/event');
   }
-  requireEventPermissions(ctx.principal.permissions, event);
-  const targetUrl = input.attributes.target_url as string;
+  requireEventPermissions(permissions, event);
+  const targetUrl = attributes.target_url as string;
   const urlProblem = targetUrlProblem(targetUrl);
   if (urlProblem) throw unprocessable('invalid_attribute', `target_url ${urlProblem}`, '/data/attributes/target_url');
+  return { event, targetUrl };
+}
+
+/**
+ * Before the create's transaction: the target must be one the installation accepts (production
+ * mode refuses hosts that are or resolve to non-public addresses; src/webhooks/target-addresses.ts).
+ * It runs outside the transaction because resolving a name can take seconds, which must not be
+ * spent holding the write lock; the delivery worker checks again at each attempt (DNS rebinding).
+ */
+export async function checkHookTarget(ctx: PreWriteContext, input: ResourceWrite): Promise<void> {
+  const { targetUrl } = checkHookInput(ctx.principal.permissions, input.attributes);
+  const refusal = await ctx.services.webhookTargets.refusal(new URL(targetUrl));
+  if (refusal) {
+    throw unprocessable(
+      'target_not_public',
+      `target_url is refused in production mode, which delivers only to public addresses: ${refusal}`,
+      '/data/attributes/target_url',
+    );
+  }
+}
+
+export async function createHook(ctx: WriteContext, input: WriteInput): Promise<{ id: number; meta: { signing_secret: string } }> {
+  const site = input.targets.site!;
+  const { event, targetUrl } = checkHookInput(ctx.principal.permissions, input.attributes);
   const resourceId = (input.attributes.resource_id ?? null) as number | null;
   if (resourceId !== null) {
     const { table, noun } = HOOK_EVENTS[event]!.resource;
@@ -141,3 +166,25 @@ export async function deleteHook(ctx: WriteContext, record: WriteTarget): Promis
     .execute();
   await ctx.handle.db.deleteFrom('hooks').where('id', '=', record.id).execute();
 }
+
+/**
+ * Turns a disabled hook on again (POST /v1/hooks/{id}/enable): disabled_at and failing_since are
+ * cleared, so events are delivered to it again from now on (those committed while it was disabled
+ * were not queued for it). An enabled hook is left exactly as it is.
+ */
+export async function enableHook(ctx: WriteContext, record: WriteTarget): Promise<void> {
+  await ctx.handle.db
+    .updateTable('hooks')
+    .set({ disabled_at: null, failing_since: null, updated_at: ctx.handle.traits.encodeTimestamp(ctx.now) })
+    .where('id', '=', record.id)
+    .where('disabled_at', 'is not', null)
+    .execute();
+}
+
+/**
+ * What a key needs to see an event of each type (GET /v1/events): what it needs to create a hook
+ * for that event, since the event's payload shows the same records a delivery would.
+ */
+export const EVENT_READ_PERMISSIONS: Readonly<Record<string, readonly string[]>> = Object.freeze(
+  Object.fromEntries(HOOK_EVENT_NAMES.map((event) => [event, HOOK_EVENTS[event]!.permissions])),
+);

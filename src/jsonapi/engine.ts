@@ -12,7 +12,7 @@ import { cursorLinks, pageLinks, queryString, type CursorLinks, type PageLinks }
 import { parseIdValue, planList, planShow, type ListPlan, type PlanOptions } from './planner.js';
 import { parseQueryString, type ParsedQuery } from './query-parser.js';
 import type { Registry } from './registry.js';
-import type { ResourceDefinition, WriteContext, WriteDef, WriteInput, WriteTarget } from './resource.js';
+import { visibleValues, type AnyEB, type ResourceDefinition, type WriteContext, type WriteDef, type WriteInput, type WriteServices, type WriteTarget } from './resource.js';
 import { readRelationshipDocument, readResourceDocument } from './write-document.js';
 
 export interface EngineOptions {
@@ -27,6 +27,8 @@ export interface EngineOptions {
   cursorSigningKey: Buffer;
   /** Runs reads straight on the driver (DatabaseHandle.runSelect). */
   runSelect?: DatabaseHandle['runSelect'];
+  /** Handed to writes' beforeTransaction steps (see WriteServices). */
+  services: WriteServices;
 }
 
 export interface ListDocument {
@@ -126,12 +128,25 @@ export class JsonApiEngine {
     if (!relationship) throw notFound(`${resource.type} has no relationship ${name}`);
     const parentPlan = planShow(resource, parseQueryString(''), this.planOptions(principal));
     const id = parseIdValue(rawId);
-    const ids = id === undefined ? undefined : await this.executor.relationshipIds(parentPlan, id, name);
-    if (!ids) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
     const target = this.registry.get(relationship.type);
     const query = parseQueryString(rawQuery);
+    const base = `${this.renderer.resourceUrl(resource, String(id))}/${name}`;
+    if (relationship.kind === 'to-many') {
+      // The target holds the parent's id: the list query itself selects by it, so a parent with
+      // very many related records (a hook's deliveries) costs one page, not a list of every id.
+      const parent = id === undefined ? undefined : await this.executor.show(parentPlan, id);
+      if (!parent?.rows[0] || id === undefined) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
+      const ctx = { traits: this.options.traits, now: this.options.now(), table: target.table };
+      const key = `${target.table}.${relationship.foreignKey}`;
+      const where = relationship.where;
+      const within = (eb: AnyEB) => (where ? eb.and([eb(key, '=', id), where(eb, ctx)]) : eb(key, '=', id));
+      const plan = planList(target, query, { ...this.planOptions(principal), within });
+      return this.listDocument(target, query, plan, base);
+    }
+    const ids = id === undefined ? undefined : await this.executor.relationshipIds(parentPlan, id, name);
+    if (!ids) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
     const plan = planList(target, query, { ...this.planOptions(principal), onlyIds: ids.map(Number) });
-    return this.listDocument(target, query, plan, `${this.renderer.resourceUrl(resource, String(id))}/${name}`);
+    return this.listDocument(target, query, plan, base);
   }
 
   /** `GET /v1/<type>/<id>/relationships/<name>`: the linkage of one relationship. */
@@ -174,6 +189,7 @@ export class JsonApiEngine {
   async create(resource: ResourceDefinition, body: unknown, principal: Principal): Promise<ShowDocument> {
     const write = this.writeOf(resource, principal, 'create');
     const document = readResourceDocument(resource, body, write.rules, { create: true });
+    await write.beforeTransaction?.({ principal, now: this.options.now(), services: this.options.services }, document);
     const id = await this.inTransaction(principal, async (ctx) => {
       const found = await this.findTargets(ctx.handle.db, resource, document.relationships, principal);
       await this.lockSites(ctx, Object.values(found).map((target) => target.siteId));
@@ -251,7 +267,7 @@ export class JsonApiEngine {
     name: string,
     body: unknown,
     principal: Principal,
-  ): Promise<{ created: boolean; document: ShowDocument }> {
+  ): Promise<{ status: 200 | 201 | 202; document: ShowDocument }> {
     const action = resource.actions[name];
     if (!action) throw new Error(`${resource.type} does not declare action ${name}`);
     const bodyResource = action.body ? this.registry.get(action.body.type) : undefined;
@@ -270,7 +286,7 @@ export class JsonApiEngine {
     const answerResource = this.registry.get(answer.type);
     const shown = await this.show(answerResource, String(answer.id), '', principal);
     if (answer.meta) shown.data.meta = answer.meta;
-    return { created: answer.created, document: shown };
+    return { status: answer.created ? 201 : action.accepted ? 202 : 200, document: shown };
   }
 
   private writeOf(resource: ResourceDefinition, principal: Principal, operation: 'create' | 'update' | 'delete'): WriteDef {
@@ -388,6 +404,11 @@ export class JsonApiEngine {
       .where(`${resource.table}.id`, '=', id)
       .where(`${resource.table}.${siteColumn}`, 'in', [...principal.siteIds]);
     if (tenancy.kind === 'account') query = query.where(`${resource.table}.${tenancy.column}`, '=', principal.accountId);
+    const visible = visibleValues(resource, principal.permissions);
+    if (visible) {
+      if (visible.length === 0) return undefined;
+      query = query.where(`${resource.table}.${resource.recordPermissions!.column}`, 'in', visible);
+    }
     const row = await query.executeTakeFirst();
     return row ? { id, siteId: Number(row.site_id) } : undefined;
   }

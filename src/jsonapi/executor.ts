@@ -9,7 +9,7 @@ import { notFound } from './errors.js';
 import { CountCache, PageBoundaryCache, VersionedCache } from './list-caches.js';
 import { QueryShapes, type Fragment } from './query-shapes.js';
 import type { ConditionBuilder, IncludeNode, ListPlan, ReadPlan } from './planner.js';
-import type { AnyEB, Condition, RelationshipDef, ResourceDefinition } from './resource.js';
+import { visibleValues, type AnyEB, type Condition, type RelationshipDef, type ResourceDefinition } from './resource.js';
 import { parseSortValue } from './registry.js';
 
 export type Row = Record<string, unknown>;
@@ -122,7 +122,8 @@ export class Executor {
     const whereValues = where.flatMap((f) => f.parameters);
     const listKey = `${resource.table}\u0000${whereSql}\u0000${JSON.stringify(whereValues)}`;
     const count = async (): Promise<number> => {
-      if (site && plan.conditions.length === 0) return site.rows;
+      // The site's row counter counts every record; records the key may not see are not in it.
+      if (site && plan.conditions.length === 0 && !resource.recordPermissions) return site.rows;
       const cached = site ? this.counts.get(listKey, site.version) : undefined;
       if (cached !== undefined) return cached;
       const [counted] = await this.shapes.run<{ count: unknown }>(`count\u0000${resource.table}\u0000${whereSql}`, whereValues, () =>
@@ -277,7 +278,9 @@ export class Executor {
     const { tenancy, table } = resource;
     const values: unknown[] = tenancy.kind === 'account' ? [plan.accountId] : [];
     if (tenancy.kind === 'site' || tenancy.siteColumn !== undefined) values.push(...plan.siteIds);
-    const key = `${table}\u0000${plan.siteIds.length}`;
+    const visible = visibleValues(resource, plan.permissions);
+    if (visible) values.push(...visible);
+    const key = `${table}\u0000${plan.siteIds.length}\u0000${visible?.length ?? ''}`;
     let text = this.tenancyTexts.get(key);
     if (text === undefined) {
       const compiled = this.shapes.fragment(this.tenancyCondition(resource, plan));
@@ -289,11 +292,17 @@ export class Executor {
     return { sql: text, parameters: values };
   }
 
-  /** The tenant boundary: records outside it do not exist for this request. */
+  /**
+   * The tenant boundary: records outside it do not exist for this request. Besides the sites (or
+   * the account), it holds the records the key's permissions let it see (recordPermissions).
+   */
   tenancyCondition(resource: ResourceDefinition, plan: ReadPlan): ConditionBuilder {
     const { tenancy, table } = resource;
     const siteIds = plan.siteIds;
-    return (eb: AnyEB): Condition => {
+    const visible = visibleValues(resource, plan.permissions);
+    const visibility = (eb: AnyEB): Condition =>
+      visible!.length === 0 ? sql<boolean>`1 = 0` : eb(`${table}.${resource.recordPermissions!.column}`, 'in', visible!);
+    const tenant = (eb: AnyEB): Condition => {
       if (tenancy.kind === 'site') {
         return siteIds.length === 0 ? sql<boolean>`1 = 0` : eb(`${table}.${tenancy.column}`, 'in', siteIds);
       }
@@ -303,6 +312,7 @@ export class Executor {
         siteIds.length === 0 ? sql<boolean>`1 = 0` : eb(`${table}.${tenancy.siteColumn}`, 'in', siteIds);
       return eb.and([sameAccount, site]);
     };
+    return visible ? (eb) => eb.and([tenant(eb), visibility(eb)]) : tenant;
   }
 
   /** Columns needed to render the given attributes plus every relationship key. */

@@ -46,6 +46,8 @@ export interface PlanOptions {
   ignoreUnknownFilters: boolean;
   /** Related-records lists: only these ids of the resource (already within the tenancy). */
   onlyIds?: readonly number[];
+  /** Related-records lists: only records meeting this condition (their key names the parent). */
+  within?: ConditionBuilder;
   /** Reads and checks `page[after]` and `page[before]`. */
   cursors: CursorCodec;
 }
@@ -79,6 +81,8 @@ export interface ReadPlan {
   /** Site ids the request may see, applied to the primary data and to every include. */
   siteIds: readonly number[];
   accountId: number;
+  /** The key's permissions: with the sites, which records exist for the request (recordPermissions). */
+  permissions: ReadonlySet<string>;
   ctx: QueryContext;
   registry: Registry;
 }
@@ -164,7 +168,7 @@ function applyIncludeNarrowing(resource: ResourceDefinition, query: ParsedQuery,
 export function planList(resource: ResourceDefinition, query: ParsedQuery, options: PlanOptions): ListPlan {
   const { principal, traits } = options;
   // A related-records list is scoped by its parent record, so it needs no filter[site_id].
-  const siteIds = options.onlyIds ? principal.siteIds : siteScopeForList(resource, query, principal);
+  const siteIds = options.onlyIds || options.within ? principal.siteIds : siteScopeForList(resource, query, principal);
   const base = planRead(resource, query, options, siteIds);
   const ctx = base.ctx;
   const conditions: ConditionBuilder[] = [];
@@ -172,6 +176,7 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
   if (onlyIds) {
     conditions.push((eb) => (onlyIds.length === 0 ? sql<SqlBool>`1 = 0` : eb(`${resource.table}.id`, 'in', onlyIds)));
   }
+  if (options.within) conditions.push(options.within);
   const references: ListPlan['references'] = [];
   const probes: ListPlan['probes'] = [];
 
@@ -285,6 +290,7 @@ function planRead(
     includes,
     siteIds,
     accountId: options.principal.accountId,
+    permissions: options.principal.permissions,
     registry: options.registry,
     ctx: { traits: options.traits, now: options.now, table: resource.table },
   };

@@ -360,6 +360,34 @@ export interface ResourceDefinition {
   write: WriteDef | undefined;
   /** Mounts `POST /v1/<type>/<id>/<name>` for each (see ActionDef). */
   actions: Record<string, ActionDef>;
+  /**
+   * Records that a key sees, within its sites, only with further permissions, chosen by the value
+   * of one column: a record whose `column` holds a value listed in `permissions` is seen by keys
+   * holding every permission listed for that value, a record with any other value by none. Lists,
+   * shows, includes, related lists and writes treat a record the key may not see as missing, as
+   * they treat records of other sites. (Events: each event type needs the read permissions of the
+   * records its payload shows.)
+   */
+  recordPermissions?: RecordPermissionsDef;
+}
+
+export interface RecordPermissionsDef {
+  /** Column of the resource's table whose value decides (unqualified). */
+  column: string;
+  /** Value → the permissions a key needs to see records holding it. */
+  permissions: Readonly<Record<string, readonly string[]>>;
+}
+
+/**
+ * The values of `recordPermissions.column` whose records a key with `permissions` sees, in the
+ * declaration's order; undefined when the resource declares no record permissions.
+ */
+export function visibleValues(resource: ResourceDefinition, permissions: ReadonlySet<string>): string[] | undefined {
+  const declared = resource.recordPermissions;
+  if (!declared) return undefined;
+  return Object.entries(declared.permissions)
+    .filter(([, needed]) => needed.every((p) => permissions.has(p)))
+    .map(([value]) => value);
 }
 
 /** What a domain write function gets: everything it does runs in the request's one transaction. */
@@ -376,6 +404,26 @@ export interface WriteContext {
   render(type: string, id: number): Promise<ResourceObject | undefined>;
   /** Runs `fn` once the transaction has committed; never when it rolls back. */
   afterCommit(fn: () => void): void;
+}
+
+/**
+ * What the application hands the engine for writes beyond the database: policies that depend on
+ * the configuration or reach outside the process (which webhook targets production mode refuses,
+ * and the DNS lookup that decides it). Empty here: a module that provides a service declares it by
+ * merging into this interface (as Fastify's decorators do), and buildApp supplies it, so the
+ * engine carries services without naming one.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface WriteServices {}
+
+/**
+ * What a write's `beforeTransaction` step gets: no database, since it runs before the write's
+ * transaction begins.
+ */
+export interface PreWriteContext {
+  principal: Principal;
+  now: Date;
+  services: WriteServices;
 }
 
 /** A record the principal may reach: its id and the site it belongs to. */
@@ -405,6 +453,12 @@ export interface WriteDef {
    * carries in `data.meta` this once (a hook's signing secret).
    */
   create?: (ctx: WriteContext, input: WriteInput) => Promise<number | { id: number; meta: Record<string, unknown> }>;
+  /**
+   * Runs on a create's checked document before its transaction begins: checks that wait on
+   * something outside the database (a DNS lookup) and must not hold the transaction's locks
+   * meanwhile (on SQLite the database's one write lock). Throws to refuse the write.
+   */
+  beforeTransaction?: (ctx: PreWriteContext, input: ResourceWrite) => Promise<void>;
   /** Members a create (or an action) may put in `data.meta`, name → description, for the OpenAPI document. */
   answerMeta?: Record<string, string>;
   /** What a delete answers: `{"data": {}}` with 200 (the default, as most upstream deletes), or 204 and no body. */
@@ -454,6 +508,11 @@ export interface ActionDef {
   ) => Promise<{ type: string; id: number; created: boolean; meta?: Record<string, unknown> } | void>;
   /** Members the answer may carry in `data.meta`, name → description, for the OpenAPI document. */
   answerMeta?: Record<string, string>;
+  /**
+   * Answer 202 Accepted instead of 200: the action starts work that finishes later (a webhook
+   * redelivery, made by the delivery worker). The body is still the acted-on record, as it is now.
+   */
+  accepted?: boolean;
 }
 
 export type ResourceInput = Pick<ResourceDefinition, 'type' | 'table' | 'description' | 'readPermission' | 'tenancy'> &

@@ -401,6 +401,11 @@ export function actionRouteSchema(registry: Registry, resource: ResourceDefiniti
     produces: [JSONAPI_MEDIA_TYPE],
     ...(action.body && bodyResource ? { consumes: [JSONAPI_MEDIA_TYPE, 'application/json'], body: writeBodySchema(bodyResource, action.body.rules, true) } : {}),
     params: Type.Object({ id: Type.String({ description: 'Record id' }) }),
-    response: { [bodyResource ? 201 : 200]: showResponse, ...writeErrors },
+    response: {
+      [bodyResource ? 201 : action.accepted ? 202 : 200]: action.accepted
+        ? { ...showResponse, description: 'Accepted: the work starts now and finishes later; the record as it is now' }
+        : showResponse,
+      ...writeErrors,
+    },
   };
 }

@@ -134,9 +134,9 @@ export function resourceRoutes(engine: JsonApiEngine) {
           `/${resource.type}/:id/${name}`,
           { schema: actionRouteSchema(engine.registry, resource, name, action), onRequest: refuseQueryParameters },
           async (request, reply) => {
-            const { created, document } = await engine.action(resource, request.params.id, name, request.body, principalOf(request));
-            if (created) reply.code(201).header('location', document.links.self);
-            return reply.type(JSONAPI_MEDIA_TYPE).send(document);
+            const { status, document } = await engine.action(resource, request.params.id, name, request.body, principalOf(request));
+            if (status === 201) reply.header('location', document.links.self);
+            return reply.code(status).type(JSONAPI_MEDIA_TYPE).send(document);
           },
         );
       }

@@ -1,4 +1,4 @@
-import { createHook, deleteHook, HOOK_EVENT_NAMES, rotateHookSecret } from '../domain/hooks.js';
+import { checkHookTarget, createHook, deleteHook, enableHook, HOOK_EVENT_NAMES, rotateHookSecret } from '../domain/hooks.js';
 import { attr, defineResource, rel } from '../jsonapi/resource.js';
 
 export const hooks = defineResource({
@@ -23,12 +23,23 @@ export const hooks = defineResource({
     }),
     created_at: attr.datetime({ sort: true }),
     updated_at: attr.datetime(),
+    disabled_at: attr.datetime({
+      nullable: true,
+      filter: ['null'],
+      description:
+        'When the hook was disabled because every delivery failed for 5 days (a sitebiz extension); nothing is delivered to it until POST /v1/hooks/{id}/enable. Null while it is enabled',
+    }),
   },
-  relationships: { site: rel.toOne('sites', 'site_id') },
+  relationships: {
+    site: rel.toOne('sites', 'site_id'),
+    // GET /v1/hooks/{id}/deliveries: the hook's delivery log, newest first (never rendered as linkage: it grows with every event).
+    deliveries: rel.toMany('webhook_deliveries', 'hook_id', { links: true, linkage: false }),
+  },
   write: {
     // Creating a hook also needs the read permissions of its event (src/domain/hooks.ts).
     permission: 'manage:hooks',
     rules: { writable: ['event', 'target_url', 'resource_id'], required: ['event', 'target_url'], relationships: { site: { required: true } } },
+    beforeTransaction: checkHookTarget,
     create: createHook,
     answerMeta: { signing_secret: 'The hook\'s Standard Webhooks signing secret (whsec_...), shown only in this answer' },
     delete: deleteHook,
@@ -41,6 +52,12 @@ export const hooks = defineResource({
         'Gives the hook a new signing secret, answered once in data.meta.signing_secret (an extension of sitebiz). For 24 hours deliveries are signed with the new and the previous secret.',
       run: rotateHookSecret,
       answerMeta: { signing_secret: 'The new signing secret (whsec_...), shown only in this answer' },
+    },
+    enable: {
+      permission: 'manage:hooks',
+      description:
+        'Turns a disabled hook on again (a sitebiz extension): disabled_at and failing_since are cleared and events from now on are delivered to it. An enabled hook answers 200 unchanged.',
+      run: enableHook,
     },
   },
 });

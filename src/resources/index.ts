@@ -7,6 +7,7 @@ import { contacts } from './contacts.js';
 import { courses, lessons, media, modules } from './courses.js';
 import { customFields } from './custom-fields.js';
 import { customers } from './customers.js';
+import { events } from './events.js';
 import { formFields, forms, formSubmissions } from './forms.js';
 import { hooks } from './hooks.js';
 import { offers } from './offers.js';
@@ -19,6 +20,7 @@ import { purchases } from './purchases.js';
 import { sites } from './sites.js';
 import { transactions } from './transactions.js';
 import { users } from './users.js';
+import { webhookAttempts, webhookDeliveries } from './webhook-deliveries.js';
 
 export const RESOURCES: readonly ResourceDefinition[] = [
   sites,
@@ -49,4 +51,7 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   orderItems,
   kajabiPaymentsPayouts,
   hooks,
+  webhookDeliveries,
+  webhookAttempts,
+  events,
 ];

@@ -7,6 +7,7 @@
 // are what integration builders test with.
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import type { Mode } from '../config.js';
 
 const NON_PUBLIC_V4: ReadonlyArray<[string, number, string]> = [
   ['0.0.0.0', 8, 'this network'],
@@ -145,4 +146,24 @@ export function connectLookup(resolve: Lookup, guard: boolean): LookupFunction {
       (error: NodeJS.ErrnoException) => callback(error, ''),
     );
   };
+}
+
+/** Which webhook targets this installation accepts: every one in sandbox mode, public ones in production. */
+export interface WebhookTargetPolicy {
+  /** Why the target is refused, or undefined when it is accepted. */
+  refusal(url: URL): Promise<string | undefined>;
+}
+
+/** The policy of a mode; `lookup` resolves names (tests inject one: this machine may have no DNS). */
+export function webhookTargetPolicy(mode: Mode, lookup: Lookup = systemLookup): WebhookTargetPolicy {
+  if (mode === 'sandbox') return { refusal: async () => undefined };
+  return { refusal: (url) => refusedTargetReason(url, lookup) };
+}
+
+// The engine hands writes the policy buildApp made from the configuration (WriteServices): creating
+// a hook checks its target with it (src/domain/hooks.ts).
+declare module '../jsonapi/resource.js' {
+  interface WriteServices {
+    webhookTargets: WebhookTargetPolicy;
+  }
 }

@@ -2,7 +2,7 @@
 import { after, before, describe } from 'node:test';
 import { hooks } from '../../src/resources/hooks.js';
 import { DIALECTS } from '../support/harness.js';
-import { at, createWorld, readResourceTests, selfUrl, type World } from '../support/catalogue-fixtures.js';
+import { at, createWorld, readResourceTests, selfUrl, withoutSeedOnlyAttributes, type World } from '../support/catalogue-fixtures.js';
 
 for (const dialect of DIALECTS) {
   describe(`hooks [${dialect}]`, () => {
@@ -22,7 +22,12 @@ for (const dialect of DIALECTS) {
         created_at: at('2026-04-01T10:00:00.000Z'),
         updated_at: at('2026-04-15T10:00:00.000Z'),
       });
-      h.h4 = await rows.hook(siteId, { event: 'purchase', target_url: 'https://crm.example.com/in', created_at: at('2026-05-01T10:00:00.000Z') });
+      h.h4 = await rows.hook(siteId, {
+        event: 'purchase',
+        target_url: 'https://crm.example.com/in',
+        created_at: at('2026-05-01T10:00:00.000Z'),
+        disabled_at: at('2026-05-20T10:00:00.000Z'),
+      });
       h.second = await rows.hook(w.secondSiteId, { event: 'purchase' });
       h.foreign = await rows.hook(w.other.siteId, { event: 'purchase' });
     });
@@ -32,13 +37,15 @@ for (const dialect of DIALECTS) {
       resource: hooks,
       world: () => w,
       fixtures: () => h,
-      upstream: { list: '/v1/hooks', show: '/v1/hooks/{id}' },
+      // disabled_at is sitebiz's own (docs/upstream-divergences.md).
+      upstream: { list: '/v1/hooks', show: '/v1/hooks/{id}', adjust: withoutSeedOnlyAttributes({ hooks: ['disabled_at'] }) },
       all: () => [h.h4, h.h3, h.h2, h.h1],
       sorts: { created_at: () => [h.h1, h.h2, h.h3, h.h4] },
       filters: [
         { name: 'site_id', query: () => `filter[site_id]=${w.secondSiteId}`, expect: () => [h.second] },
         { name: 'event_eq', query: () => 'filter[event_eq]=purchase', expect: () => [h.h1, h.h4] },
         { name: 'event_in', query: () => 'filter[event_in]=tag_added,form_submission', expect: () => [h.h2, h.h3] },
+        { name: 'disabled_at_null', query: () => 'filter[disabled_at_null]=false', expect: () => [h.h4] },
       ],
       // Upstream requires event and target_url, so a fieldset it validates keeps them.
       sparse: ['event', 'target_url'],
@@ -51,8 +58,12 @@ for (const dialect of DIALECTS) {
           resource_id: 7,
           created_at: '2026-04-01T10:00:00.000Z',
           updated_at: '2026-04-15T10:00:00.000Z',
+          disabled_at: null,
         },
-        relationships: { site: { data: { type: 'sites', id: w.siteId } } },
+        relationships: {
+          site: { data: { type: 'sites', id: w.siteId } },
+          deliveries: { links: { self: `${selfUrl('hooks', h.h3)}/relationships/deliveries`, related: `${selfUrl('hooks', h.h3)}/deliveries` } },
+        },
         links: { self: selfUrl('hooks', h.h3) },
       }),
       foreign: () => h.foreign,

@@ -33,7 +33,7 @@ type Value = string | number | boolean | null | Date | Record<string, unknown> |
 type Values = Record<string, Value | undefined>;
 
 /** Tables whose rows have created_at but no updated_at (see 0002_platform). */
-const NO_UPDATED_AT = new Set(['form_submissions', 'transactions', 'event_registrations', 'assessment_attempts', 'email_events']);
+const NO_UPDATED_AT = new Set(['form_submissions', 'transactions', 'event_registrations', 'assessment_attempts', 'email_events', 'outbox_events', 'webhook_attempts']);
 
 /**
  * Inserts rows with the database's own encodings (booleans, timestamps, JSON), filling

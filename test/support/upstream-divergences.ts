@@ -33,6 +33,11 @@ export const DIVERGENCES: readonly Divergence[] = [
     }),
   },
   {
+    // sitebiz's extensions of a hook: disabled_at (a hook whose deliveries failed for 5 days).
+    name: 'Attributes sitebiz adds to hooks',
+    adjust: withoutSeedOnlyAttributes({ hooks: ['disabled_at'] }),
+  },
+  {
     // The seed: `prev` and `next` are null when there is no such page; upstream's podcast list
     // alone types them as strings.
     name: 'Paging links are null where there is no such page',

@@ -1,0 +1,37 @@
+// The delivery log's one write: redelivering (docs/webhooks.md, "Delivery log"). Deliveries are
+// made by src/domain/outbox.ts and attempted by the delivery worker; redelivering queues one again
+// for an attempt now, with the same webhook-id and body (the worker builds the body from the
+// event), whatever its status. Called by the engine inside the request's transaction.
+import { ApiError } from '../jsonapi/errors.js';
+import type { WriteContext, WriteTarget } from '../jsonapi/resource.js';
+import { announceDeliveriesQueued, DELIVERY_CHANNEL } from '../webhooks/wakeups.js';
+
+/**
+ * Queues the delivery for an attempt now: pending, due now, at the first step of the retry
+ * schedule again (failures_in_round 0). attempt_count and the last attempt's outcome stay as the
+ * log of what happened so far. A delivery whose hook was deleted cannot be signed (the secret went
+ * with the hook): 422 hook_deleted, and nothing changes.
+ */
+export async function redeliver(ctx: WriteContext, record: WriteTarget): Promise<void> {
+  const { db, traits } = ctx.handle;
+  const delivery = await db.selectFrom('webhook_deliveries').select('hook_id').where('id', '=', record.id).executeTakeFirstOrThrow();
+  const hook = await db.selectFrom('hooks').select('id').where('id', '=', delivery.hook_id).executeTakeFirst();
+  if (!hook) {
+    throw new ApiError(422, [
+      {
+        code: 'hook_deleted',
+        title: 'Unprocessable Entity',
+        detail: `Delivery ${record.id} belongs to hook ${String(delivery.hook_id)}, which was deleted: there is no secret left to sign it with. Create a hook and replay the event from GET /v1/events instead.`,
+      },
+    ]);
+  }
+  const at = traits.encodeTimestamp(ctx.now);
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', next_attempt_at: at, failures_in_round: 0, updated_at: at })
+    .where('id', '=', record.id)
+    .execute();
+  // Wake the workers: other processes by NOTIFY (sent at commit), this one after the commit.
+  await traits.notify(db, DELIVERY_CHANNEL);
+  ctx.afterCommit(announceDeliveriesQueued);
+}
