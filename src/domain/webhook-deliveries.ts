@@ -10,18 +10,28 @@ import { announceDeliveriesQueued, DELIVERY_CHANNEL } from '../webhooks/wakeups.
  * Queues the delivery for an attempt now: pending, due now, at the first step of the retry
  * schedule again (failures_in_round 0). attempt_count and the last attempt's outcome stay as the
  * log of what happened so far. A delivery whose hook was deleted cannot be signed (the secret went
- * with the hook): 422 hook_deleted, and nothing changes.
+ * with the hook): 422 hook_deleted; one whose hook is disabled would only be failed by the worker:
+ * 422 hook_disabled (enable the hook first). Either way nothing changes.
  */
 export async function redeliver(ctx: WriteContext, record: WriteTarget): Promise<void> {
   const { db, traits } = ctx.handle;
   const delivery = await db.selectFrom('webhook_deliveries').select('hook_id').where('id', '=', record.id).executeTakeFirstOrThrow();
-  const hook = await db.selectFrom('hooks').select('id').where('id', '=', delivery.hook_id).executeTakeFirst();
+  const hook = await db.selectFrom('hooks').select(['id', 'disabled_at']).where('id', '=', delivery.hook_id).executeTakeFirst();
   if (!hook) {
     throw new ApiError(422, [
       {
         code: 'hook_deleted',
         title: 'Unprocessable Entity',
         detail: `Delivery ${record.id} belongs to hook ${String(delivery.hook_id)}, which was deleted: there is no secret left to sign it with. Create a hook and replay the event from GET /v1/events instead.`,
+      },
+    ]);
+  }
+  if (hook.disabled_at !== null) {
+    throw new ApiError(422, [
+      {
+        code: 'hook_disabled',
+        title: 'Unprocessable Entity',
+        detail: `Delivery ${record.id} belongs to hook ${String(delivery.hook_id)}, which is disabled (its deliveries failed for 5 days): nothing is delivered to it. POST /v1/hooks/${String(delivery.hook_id)}/enable first, then redeliver.`,
       },
     ]);
   }

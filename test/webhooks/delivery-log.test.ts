@@ -297,6 +297,18 @@ for (const dialect of DIALECTS) {
         assertError(await send(t, 'POST', `/v1/webhook_deliveries/${id}/redeliver?include=attempts`, token), 400);
       });
 
+      it('refuses a disabled hook\'s delivery until the hook is enabled: 422 hook_disabled, then 202', async () => {
+        const resting = await createHook('tag_added', 'http://localhost:4000/resting');
+        await tag(await b.contact(), vip);
+        const [id] = ids(await get(`/v1/hooks/${resting}/deliveries`));
+        await t.handle.db.updateTable('hooks').set({ disabled_at: t.handle.traits.encodeTimestamp(t.clock.now()) }).where('id', '=', Number(resting)).execute();
+        const before = await deliveryRow(id!);
+        assertError(await send(t, 'POST', `/v1/webhook_deliveries/${id}/redeliver`, token), 422, 'hook_disabled');
+        assert.deepEqual(await deliveryRow(id!), before, 'nothing changed');
+        assert.equal((await send(t, 'POST', `/v1/hooks/${resting}/enable`, token)).statusCode, 200);
+        assert.equal((await send(t, 'POST', `/v1/webhook_deliveries/${id}/redeliver`, token)).statusCode, 202);
+      });
+
       it('refuses a deleted hook\'s delivery (there is no secret to sign it with): 422 hook_deleted, nothing changes; the delivery stays in the log, cancelled', async () => {
         const doomed = await createHook('tag_added', 'http://localhost:4000/doomed');
         await tag(await b.contact(), vip);
