@@ -25,13 +25,23 @@ export const USAGE = `Usage: npm run bench -- [options]
   --seed <n>                sitebiz seed --seed (default 1)
   --workers <n|auto>        sitebiz serve --workers (default: serve's own)
   --load-generator <name>   wrk or autocannon (default wrk when installed)
+  --suites <list>           scale, webhooks or both (default scale,webhooks)
+  --webhook-events <n>      events queued for the webhook delivery measure, each to 3 hooks
+                            (default 10000)
+  --webhook-latency <n>     events sent one at a time for commit-to-first-attempt latency
+                            (default 200)
   --time-limit <min>        stop everything after this many minutes (default 58)
   --quick                   a smoke run: sizes 1000,10000 and short durations
   --write                   rewrite the results file (bench/RESULTS.md) with every table
   --results <file>          the results file --write rewrites (default bench/RESULTS.md)
   --help`;
 
+export type Suite = 'scale' | 'webhooks';
+
 export interface Options {
+  suites: Suite[];
+  webhookEvents: number;
+  webhookLatencySamples: number;
   sizes: number[];
   databases: DatabaseKind[];
   duration: number;
@@ -64,10 +74,15 @@ const QUICK = {
   'sample-seconds': '1',
   'walk-seconds': '30',
   'page-walk-seconds': '5',
+  'webhook-events': '1000',
+  'webhook-latency': '30',
   'time-limit': '15',
 } as const;
 
 const DEFAULTS = {
+  suites: 'scale,webhooks',
+  'webhook-events': '10000',
+  'webhook-latency': '200',
   sizes: '10000,1000000',
   databases: 'sqlite,postgres',
   duration: '10',
@@ -126,6 +141,11 @@ export function parseOptions(argv: string[]): Options | undefined {
     .map((s) => s.trim());
   for (const d of databases) if (d !== 'sqlite' && d !== 'postgres') throw new UsageError(`--databases takes sqlite and/or postgres, got ${d}`);
 
+  const suites = raw('suites')
+    .split(',')
+    .map((s) => s.trim());
+  for (const suite of suites) if (suite !== 'scale' && suite !== 'webhooks') throw new UsageError(`--suites takes scale and/or webhooks, got ${suite}`);
+
   const generatorName = typeof values['load-generator'] === 'string' ? values['load-generator'] : wrkInstalled() ? 'wrk' : 'autocannon';
   if (generatorName !== 'wrk' && generatorName !== 'autocannon') throw new UsageError(`--load-generator takes wrk or autocannon, got ${generatorName}`);
   if (generatorName === 'wrk' && !wrkInstalled()) throw new UsageError('--load-generator wrk: wrk is not installed (Debian/Ubuntu: apt-get install wrk)');
@@ -134,6 +154,9 @@ export function parseOptions(argv: string[]): Options | undefined {
   if (typeof workers === 'string' && !/^(\d+|auto)$/.test(workers)) throw new UsageError(`--workers takes a number or auto, got ${workers}`);
 
   const options: Options = {
+    suites: [...new Set(suites)] as Suite[],
+    webhookEvents: number('webhook-events', 10, 1_000_000, true),
+    webhookLatencySamples: number('webhook-latency', 3, 100_000, true),
     sizes: [...new Set(sizes.map(Number))].sort((a, b) => a - b),
     databases: [...new Set(databases)] as DatabaseKind[],
     duration: number('duration', 1, 600),

@@ -7,7 +7,9 @@
 //   3. common requests one at a time, median latency per size (2; bench/flat-cost.ts);
 //   4. every contact walked with cursors and with page[number] (3; bench/bulk-sync.ts);
 //   5. POST /v1/contacts sustained (5; bench/writes.ts);
-//   and all along, the server's RSS per process (6; bench/memory.ts).
+//   and all along, the server's RSS per process (6; bench/memory.ts);
+// then, per database, webhook delivery: deliveries per second and commit-to-first-attempt latency
+// (issue 9; bench/webhook-delivery.ts). `--suites` picks either part.
 // Then the report (bench/report.ts) on stdout, and with --write in bench/RESULTS.md.
 // Everything is on 127.0.0.1. Any non-2xx answer fails the run with the request and the answer.
 // Children, temp files and the run's PostgreSQL databases are removed on success, error, the
@@ -22,10 +24,14 @@ import { measureFloor } from './floor.js';
 import { MemorySampler } from './memory.js';
 import { parseOptions, USAGE, UsageError, type Options } from './options.js';
 import { cleanup, registerTempDir, stopChild } from './processes.js';
-import { renderReport, type DatasetResult } from './report.js';
+import { renderReport, type DatasetResult, type WebhookResult } from './report.js';
 import { learnSiteFacts } from './site-facts.js';
 import { createWriteSite, startServer } from './sitebiz-server.js';
+import { measureWebhookDelivery } from './webhook-delivery.js';
 import { measureWrites } from './writes.js';
+
+/** Contacts of the site the webhook measure writes its events in. */
+const WEBHOOK_SITE_CONTACTS = 1000;
 
 async function measureDataset(dataset: Dataset, options: Options, workDir: string): Promise<DatasetResult> {
   const writeSiteId = await createWriteSite(dataset);
@@ -88,15 +94,27 @@ async function main(options: Options, command: string): Promise<number> {
   };
 
   const results: DatasetResult[] = [];
-  for (const kind of options.databases) {
-    for (const contacts of options.sizes) {
-      const dataset = await prepareDataset(datasetOptions, kind, contacts);
-      console.log(`${kind}, ${contacts.toLocaleString('en-US')} contacts: measuring`);
-      results.push(await measureDataset(dataset, options, workDir));
+  if (options.suites.includes('scale')) {
+    for (const kind of options.databases) {
+      for (const contacts of options.sizes) {
+        const dataset = await prepareDataset(datasetOptions, kind, contacts);
+        console.log(`${kind}, ${contacts.toLocaleString('en-US')} contacts: measuring`);
+        results.push(await measureDataset(dataset, options, workDir));
+      }
+    }
+  }
+  const webhooks: WebhookResult[] = [];
+  if (options.suites.includes('webhooks')) {
+    for (const kind of options.databases) {
+      // A small database of its own, never kept: the measure adds thousands of contacts to it.
+      const dataset = await prepareDataset({ ...datasetOptions, keepDir: undefined }, kind, WEBHOOK_SITE_CONTACTS);
+      console.log(`${kind}: webhook delivery`);
+      const figures = await measureWebhookDelivery(dataset, { events: options.webhookEvents, latencySamples: options.webhookLatencySamples, connections: options.connections });
+      webhooks.push({ kind, figures });
     }
   }
 
-  const report = renderReport(results, {
+  const report = renderReport(results, webhooks, {
     options,
     command,
     startedAt,

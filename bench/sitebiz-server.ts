@@ -17,6 +17,8 @@ export interface ServerOptions {
   workers: string | undefined;
   /** Start-up includes migrations, which on a kept million-contact database may take a while. */
   readyTimeoutMs: number;
+  /** More `serve` options (the webhook bench turns the delivery worker off with them). */
+  extraArgs?: string[];
 }
 
 export async function startServer(dataset: Dataset, options: ServerOptions): Promise<RunningServer> {
@@ -29,6 +31,7 @@ export async function startServer(dataset: Dataset, options: ServerOptions): Pro
   // stay comparable with runs from before the limits existed.
   args.push('--rate-limit', '0');
   if (options.workers !== undefined) args.push('--workers', options.workers);
+  args.push(...(options.extraArgs ?? []));
   const child = startNode(`sitebiz serve (${dataset.kind}, ${dataset.contacts} contacts)`, args);
   const client = new HttpClient(baseUrl);
   await waitForHttp(child, client, options.readyTimeoutMs);

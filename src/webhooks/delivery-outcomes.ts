@@ -31,97 +31,140 @@ export function failureReason(result: PostResult): string | null {
   return `the receiver answered ${result.status}`;
 }
 
-export async function recordOutcome(
-  handle: DatabaseHandle,
-  claim: ClaimedDelivery,
-  attempt: { startedAt: Date; result: PostResult; now: Date; random?: () => number },
-): Promise<Outcome> {
+export interface AttemptRecord {
+  claim: ClaimedDelivery;
+  attempt: { startedAt: Date; result: PostResult; now: Date; random?: () => number };
+}
+
+/** One attempt's outcome (recordOutcomes with one attempt). */
+export async function recordOutcome(handle: DatabaseHandle, claim: ClaimedDelivery, attempt: AttemptRecord['attempt']): Promise<Outcome> {
+  return (await recordOutcomes(handle, [{ claim, attempt }]))[0]!;
+}
+
+/**
+ * The outcomes of several attempts, in as few transactions as possible (a worker hands over every
+ * attempt that finished while the previous batch was being written: on SQLite each commit is a
+ * sync to disk, and one per attempt would bound delivery at the disk's commit rate). Attempts that
+ * change their hook (its failing_since or disabled_at) take their site's write lock and are written
+ * one transaction each, as every write takes that lock; the rest share one transaction.
+ */
+export async function recordOutcomes(handle: DatabaseHandle, records: readonly AttemptRecord[]): Promise<Outcome[]> {
   const { traits } = handle;
+  // Which hook writes each outcome may need, from the hooks as they are now. Hook rows are counted
+  // per site (their writes move the site's data version), so they are written only on a change.
+  const hookIds = [...new Set(records.map((r) => r.claim.hookId))];
+  const hooks = await handle.db.selectFrom('hooks').select(['id', 'failing_since', 'disabled_at']).where('id', 'in', hookIds).execute();
+  const hookById = new Map(hooks.map((h) => [Number(h.id), h]));
+  const plans = records.map((record) => {
+    const hook = hookById.get(record.claim.hookId);
+    const { result, now } = record.attempt;
+    const success = isSuccess(result.status);
+    const failingSince = traits.decodeTimestamp(hook?.failing_since);
+    const live = hook !== undefined && hook.disabled_at === null && !result.abandoned;
+    return {
+      record,
+      clearFailing: live && success && failingSince !== null,
+      markFailing: live && !success && failingSince === null,
+      disable: live && !success && failingSince !== null && now.getTime() - Date.parse(failingSince) >= DISABLE_AFTER_MS,
+    };
+  });
+  const outcomes = new Map<AttemptRecord, Outcome>();
+  const plain = plans.filter((p) => !p.clearFailing && !p.markFailing && !p.disable);
+  if (plain.length > 0) {
+    await handle.db.transaction().execute(async (trx) => {
+      for (const plan of plain) outcomes.set(plan.record, await writeOutcome(trx, traits, plan));
+    });
+  }
+  for (const plan of plans.filter((p) => !plain.includes(p))) {
+    outcomes.set(
+      plan.record,
+      await handle.db.transaction().execute(async (trx) => {
+        await lockSiteWrites(trx, traits, plan.record.claim.siteId);
+        return writeOutcome(trx, traits, plan);
+      }),
+    );
+  }
+  return records.map((record) => outcomes.get(record)!);
+}
+
+async function writeOutcome(
+  trx: DatabaseHandle['db'],
+  traits: DatabaseHandle['traits'],
+  plan: { record: AttemptRecord; clearFailing: boolean; markFailing: boolean; disable: boolean },
+): Promise<Outcome> {
+  const { claim, attempt } = plan.record;
+  const { clearFailing, markFailing, disable } = plan;
   const { result, now } = attempt;
   const at = traits.encodeTimestamp(now);
   const success = isSuccess(result.status);
+  const reason = failureReason(result);
+  await trx
+    .insertInto('webhook_attempts')
+    .values({
+      site_id: claim.siteId,
+      delivery_id: claim.id,
+      attempt_number: claim.attemptNumber,
+      started_at: traits.encodeTimestamp(attempt.startedAt),
+      duration_ms: result.durationMs,
+      response_status: result.status,
+      response_headers: result.headers === null ? null : traits.encodeJson(result.headers),
+      response_body: result.body,
+      error: result.status === null ? result.error : null,
+      created_at: at,
+    })
+    .execute();
 
-  // Which hook writes this outcome may need, from the hook as it is now. Hook rows are counted
-  // per site (their writes move the site's data version), so they are written only on a change;
-  // a change takes the site's write lock first, in the order every write takes its locks.
-  const hook = await handle.db.selectFrom('hooks').select(['failing_since', 'disabled_at']).where('id', '=', claim.hookId).executeTakeFirst();
-  const failingSince = traits.decodeTimestamp(hook?.failing_since);
-  const live = hook !== undefined && hook.disabled_at === null && !result.abandoned;
-  const clearFailing = live && success && failingSince !== null;
-  const markFailing = live && !success && failingSince === null;
-  const disable = live && !success && failingSince !== null && now.getTime() - Date.parse(failingSince) >= DISABLE_AFTER_MS;
+  const failures = claim.failuresInRound + 1;
+  const delay = success || result.abandoned ? undefined : retryDelayMs(failures, attempt.random);
+  const status: Outcome['status'] = result.abandoned ? 'released' : success ? 'succeeded' : delay === undefined ? 'failed' : 'retrying';
+  const change =
+    status === 'released'
+      ? // Cut short by a stopping worker: due again at once, for another worker, and not a failure.
+        { next_attempt_at: at, last_error: reason }
+      : status === 'succeeded'
+        ? { status, next_attempt_at: null, last_response_status: result.status, last_error: null }
+        : {
+            status,
+            failures_in_round: failures,
+            next_attempt_at: delay === undefined ? null : traits.encodeTimestamp(new Date(now.getTime() + delay)),
+            last_response_status: result.status,
+            last_error: reason,
+          };
+  const updated = await trx
+    .updateTable('webhook_deliveries')
+    .set({ ...change, last_attempt_at: traits.encodeTimestamp(attempt.startedAt), updated_at: at })
+    .where('id', '=', claim.id)
+    .where('attempt_count', '=', claim.attemptNumber)
+    .where('next_attempt_at', '=', claim.leaseUntil)
+    .where('status', 'in', ['pending', 'retrying'])
+    .executeTakeFirst();
+  const applied = Number(updated.numUpdatedRows) === 1;
+  if (!applied) return { applied, status, disabledHook: false };
 
-  return handle.db.transaction().execute(async (trx) => {
-    if (clearFailing || markFailing || disable) await lockSiteWrites(trx, traits, claim.siteId);
-    const reason = failureReason(result);
-    await trx
-      .insertInto('webhook_attempts')
-      .values({
-        site_id: claim.siteId,
-        delivery_id: claim.id,
-        attempt_number: claim.attemptNumber,
-        started_at: traits.encodeTimestamp(attempt.startedAt),
-        duration_ms: result.durationMs,
-        response_status: result.status,
-        response_headers: result.headers === null ? null : traits.encodeJson(result.headers),
-        response_body: result.body,
-        error: result.status === null ? result.error : null,
-        created_at: at,
-      })
-      .execute();
-
-    const failures = claim.failuresInRound + 1;
-    const delay = success || result.abandoned ? undefined : retryDelayMs(failures, attempt.random);
-    const status: Outcome['status'] = result.abandoned ? 'released' : success ? 'succeeded' : delay === undefined ? 'failed' : 'retrying';
-    const change =
-      status === 'released'
-        ? // Cut short by a stopping worker: due again at once, for another worker, and not a failure.
-          { next_attempt_at: at, last_error: reason }
-        : status === 'succeeded'
-          ? { status, next_attempt_at: null, last_response_status: result.status, last_error: null }
-          : {
-              status,
-              failures_in_round: failures,
-              next_attempt_at: delay === undefined ? null : traits.encodeTimestamp(new Date(now.getTime() + delay)),
-              last_response_status: result.status,
-              last_error: reason,
-            };
-    const updated = await trx
-      .updateTable('webhook_deliveries')
-      .set({ ...change, last_attempt_at: traits.encodeTimestamp(attempt.startedAt), updated_at: at })
-      .where('id', '=', claim.id)
-      .where('attempt_count', '=', claim.attemptNumber)
-      .where('next_attempt_at', '=', claim.leaseUntil)
-      .where('status', 'in', ['pending', 'retrying'])
+  if (clearFailing) {
+    await trx.updateTable('hooks').set({ failing_since: null }).where('id', '=', claim.hookId).where('failing_since', 'is not', null).execute();
+  }
+  if (markFailing) {
+    await trx.updateTable('hooks').set({ failing_since: at }).where('id', '=', claim.hookId).where('failing_since', 'is', null).execute();
+  }
+  let disabledHook = false;
+  if (disable) {
+    const disabled = await trx
+      .updateTable('hooks')
+      .set({ disabled_at: at, updated_at: at })
+      .where('id', '=', claim.hookId)
+      .where('disabled_at', 'is', null)
+      .where('failing_since', 'is not', null)
       .executeTakeFirst();
-    const applied = Number(updated.numUpdatedRows) === 1;
-    if (!applied) return { applied, status, disabledHook: false };
-
-    if (clearFailing) {
-      await trx.updateTable('hooks').set({ failing_since: null }).where('id', '=', claim.hookId).where('failing_since', 'is not', null).execute();
+    disabledHook = Number(disabled.numUpdatedRows) === 1;
+    if (disabledHook) {
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({ status: 'failed', next_attempt_at: null, last_error: 'the hook was disabled: its deliveries failed for 5 days', updated_at: at })
+        .where('hook_id', '=', claim.hookId)
+        .where('next_attempt_at', 'is not', null)
+        .execute();
     }
-    if (markFailing) {
-      await trx.updateTable('hooks').set({ failing_since: at }).where('id', '=', claim.hookId).where('failing_since', 'is', null).execute();
-    }
-    let disabledHook = false;
-    if (disable) {
-      const disabled = await trx
-        .updateTable('hooks')
-        .set({ disabled_at: at, updated_at: at })
-        .where('id', '=', claim.hookId)
-        .where('disabled_at', 'is', null)
-        .where('failing_since', 'is not', null)
-        .executeTakeFirst();
-      disabledHook = Number(disabled.numUpdatedRows) === 1;
-      if (disabledHook) {
-        await trx
-          .updateTable('webhook_deliveries')
-          .set({ status: 'failed', next_attempt_at: null, last_error: 'the hook was disabled: its deliveries failed for 5 days', updated_at: at })
-          .where('hook_id', '=', claim.hookId)
-          .where('next_attempt_at', 'is not', null)
-          .execute();
-      }
-    }
-    return { applied, status: disabledHook ? 'failed' : status, disabledHook };
-  });
+  }
+  return { applied, status: disabledHook ? 'failed' : status, disabledHook };
 }

@@ -20,7 +20,7 @@ import type { Mode } from '../config.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { NotificationListener } from '../db/notifications.js';
 import { claimDue, claimDueFairly, leaseMs, nextDueAt, type ClaimedDelivery } from './delivery-queue.js';
-import { failureReason, recordOutcome } from './delivery-outcomes.js';
+import { failureReason, recordOutcomes, type AttemptRecord, type Outcome } from './delivery-outcomes.js';
 import { signatureHeader } from './signing.js';
 import { connectLookup, refusedLiteralReason, RefusedTargetError, systemLookup, type Lookup } from './target-addresses.js';
 import { DELIVERY_CHANNEL, onDeliveriesQueued } from './wakeups.js';
@@ -60,6 +60,8 @@ interface Flight {
 }
 
 const DEFAULT_STOP_GRACE_MS = 2_000;
+/** Most outcomes written in one transaction. */
+const OUTCOME_BATCH = 256;
 
 export class DeliveryWorker {
   private running = false;
@@ -82,6 +84,9 @@ export class DeliveryWorker {
   /** A quarter of the slots at most for one hook (delivery-queue.ts, ClaimOptions.perHookLimit). */
   private readonly perHookLimit: number;
   private readonly inFlightByHook = new Map<number, number>();
+  /** Outcomes waiting to be written (record()), and whether a batch is being written. */
+  private readonly outcomes: Array<{ record: AttemptRecord; resolve: (outcome: Outcome) => void; reject: (error: unknown) => void }> = [];
+  private writingOutcomes = false;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.leaseMs = leaseMs(options.timeoutMs);
@@ -225,10 +230,41 @@ export class DeliveryWorker {
     return flight.done;
   }
 
+  /**
+   * Records an attempt's outcome together with the others that finished meanwhile (group commit:
+   * while one batch is written the next gathers, so a busy worker commits once per batch rather
+   * than once per attempt, and an idle one at once).
+   */
+  private record(record: AttemptRecord): Promise<Outcome> {
+    return new Promise((resolve, reject) => {
+      this.outcomes.push({ record, resolve, reject });
+      void this.writeOutcomes();
+    });
+  }
+
+  private async writeOutcomes(): Promise<void> {
+    if (this.writingOutcomes) return;
+    this.writingOutcomes = true;
+    try {
+      while (this.outcomes.length > 0) {
+        const batch = this.outcomes.splice(0, OUTCOME_BATCH);
+        try {
+          const written = await recordOutcomes(this.options.handle, batch.map((b) => b.record));
+          batch.forEach((b, i) => b.resolve(written[i]!));
+        } catch (error) {
+          // Not recorded: each delivery is attempted again when its lease ends.
+          for (const b of batch) b.reject(error);
+        }
+      }
+    } finally {
+      this.writingOutcomes = false;
+    }
+  }
+
   private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
     const startedAt = this.options.now();
     const result = await this.post(delivery, signal);
-    const outcome = await recordOutcome(this.options.handle, delivery, { startedAt, result, now: this.options.now(), ...(this.options.random ? { random: this.options.random } : {}) });
+    const outcome = await this.record({ claim: delivery, attempt: { startedAt, result, now: this.options.now(), ...(this.options.random ? { random: this.options.random } : {}) } });
     const log = this.options.log;
     log.debug(
       {

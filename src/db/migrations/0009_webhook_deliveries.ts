@@ -53,11 +53,12 @@ export const webhookDeliveries: AppMigration = {
       .addColumn('created_at', t.timestampType, (c) => c.notNull())
       .addColumn('updated_at', t.timestampType, (c) => c.notNull())
       .execute();
-    // What workers claim: due deliveries, soonest first; finished ones are not in it.
+    // What workers claim: due deliveries, soonest first; finished ones are not in it. hook_id
+    // makes it covering for the claim that passes over hooks at their share of the slots.
     await db.schema
       .createIndex('webhook_deliveries_due_idx')
       .on('webhook_deliveries')
-      .columns(['next_attempt_at', 'id'])
+      .columns(['next_attempt_at', 'id', 'hook_id'])
       .where(sql.ref('next_attempt_at'), 'is not', null)
       .execute();
     // A hook's log, newest first; cancelling a deleted hook's pending deliveries.
