@@ -6,6 +6,8 @@
 // (src/webhooks/delivery-worker.ts) is woken after the commit: in this process directly, in other
 // processes by PostgreSQL's NOTIFY (sent at commit) or by their poll.
 import { randomBytes } from 'node:crypto';
+import type { Insertable } from 'kysely';
+import type { DbId, WebhookDeliveriesTable } from '../db/schema.js';
 import type { WriteContext } from '../jsonapi/resource.js';
 import { checkPayloadTypes, PAYLOAD_TYPES } from '../webhooks/payloads.js';
 import { announceDeliveriesQueued, DELIVERY_CHANNEL } from '../webhooks/wakeups.js';
@@ -27,7 +29,7 @@ export interface OutboxEvent {
 }
 
 /** A Standard Webhooks message id (`webhook-id`), the same on every attempt of one delivery. */
-export const newWebhookId = (): string => `msg_${randomBytes(18).toString('base64url')}`;
+const newWebhookId = (): string => `msg_${randomBytes(18).toString('base64url')}`;
 
 /** Writes one event and queues its deliveries, in the transaction of `ctx`; returns its id. */
 export async function recordEvent(ctx: WriteContext, event: OutboxEvent): Promise<number> {
@@ -70,28 +72,55 @@ export async function recordEvent(ctx: WriteContext, event: OutboxEvent): Promis
     await db
       .insertInto('webhook_deliveries')
       .values(
-        hooks.map((hook) => ({
-          site_id: event.siteId,
-          hook_id: hook.id,
-          event_id: eventId,
-          event: event.type,
-          resource_id: resourceId,
-          target_url: hook.target_url,
-          webhook_id: newWebhookId(),
-          status: 'pending' as const,
-          attempt_count: 0,
-          failures_in_round: 0,
-          next_attempt_at: at,
-          last_attempt_at: null,
-          last_response_status: null,
-          last_error: null,
-          created_at: at,
-          updated_at: at,
-        })),
+        hooks.map((hook) =>
+          newDelivery({ siteId: event.siteId, hookId: hook.id, eventId, event: event.type, resourceId, targetUrl: hook.target_url, dueAt: at, at }),
+        ),
       )
       .execute();
-    await traits.notify(db, DELIVERY_CHANNEL);
-    ctx.afterCommit(announceDeliveriesQueued);
+    await wakeDeliveryWorkers(ctx);
   }
   return eventId;
+}
+
+/**
+ * A new delivery's row, pending and due at `dueAt` (encoded timestamps), with a webhook-id of its
+ * own.
+ */
+export function newDelivery(d: {
+  siteId: number;
+  hookId: DbId;
+  eventId: DbId;
+  event: string;
+  resourceId: number;
+  targetUrl: string;
+  dueAt: string;
+  at: string;
+}): Insertable<WebhookDeliveriesTable> {
+  return {
+    site_id: d.siteId,
+    hook_id: d.hookId,
+    event_id: d.eventId,
+    event: d.event,
+    resource_id: d.resourceId,
+    target_url: d.targetUrl,
+    webhook_id: newWebhookId(),
+    status: 'pending',
+    attempt_count: 0,
+    failures_in_round: 0,
+    next_attempt_at: d.dueAt,
+    last_attempt_at: null,
+    last_response_status: null,
+    last_error: null,
+    created_at: d.at,
+    updated_at: d.at,
+  };
+}
+
+/**
+ * Deliveries were queued (or queued again) in the transaction of `ctx`: wake the workers once it
+ * commits, other processes by NOTIFY (sent at commit) and this one after the commit.
+ */
+export async function wakeDeliveryWorkers(ctx: WriteContext): Promise<void> {
+  await ctx.handle.traits.notify(ctx.handle.db, DELIVERY_CHANNEL);
+  ctx.afterCommit(announceDeliveriesQueued);
 }

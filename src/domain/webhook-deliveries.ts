@@ -4,7 +4,7 @@
 // event), whatever its status. Called by the engine inside the request's transaction.
 import { ApiError } from '../jsonapi/errors.js';
 import type { WriteContext, WriteTarget } from '../jsonapi/resource.js';
-import { announceDeliveriesQueued, DELIVERY_CHANNEL } from '../webhooks/wakeups.js';
+import { wakeDeliveryWorkers } from './outbox.js';
 
 /**
  * Queues the delivery for an attempt now: pending, due now, at the first step of the retry
@@ -41,7 +41,5 @@ export async function redeliver(ctx: WriteContext, record: WriteTarget): Promise
     .set({ status: 'pending', next_attempt_at: at, failures_in_round: 0, updated_at: at })
     .where('id', '=', record.id)
     .execute();
-  // Wake the workers: other processes by NOTIFY (sent at commit), this one after the commit.
-  await traits.notify(db, DELIVERY_CHANNEL);
-  ctx.afterCommit(announceDeliveriesQueued);
+  await wakeDeliveryWorkers(ctx);
 }

@@ -36,11 +36,6 @@ export interface AttemptRecord {
   attempt: { startedAt: Date; result: PostResult; now: Date; random?: () => number };
 }
 
-/** One attempt's outcome (recordOutcomes with one attempt). */
-export async function recordOutcome(handle: DatabaseHandle, claim: ClaimedDelivery, attempt: AttemptRecord['attempt']): Promise<Outcome> {
-  return (await recordOutcomes(handle, [{ claim, attempt }]))[0]!;
-}
-
 /**
  * The outcomes of several attempts, in as few transactions as possible (a worker hands over every
  * attempt that finished while the previous batch was being written: on SQLite each commit is a

@@ -77,14 +77,10 @@ export interface ClaimResult {
 }
 
 /**
- * Claims up to `limit` deliveries due at `now` for a lease of `leaseMs`. Deliveries whose hook is
- * gone are cancelled, and those of a disabled hook failed, instead of being claimed.
+ * Claims up to `limit` deliveries due at `now` for a lease of `leaseMs`, saying whether hooks at
+ * their share held due deliveries back. Deliveries whose hook is gone are cancelled, and those of
+ * a disabled hook failed, instead of being claimed.
  */
-export async function claimDue(handle: DatabaseHandle, options: ClaimOptions): Promise<ClaimedDelivery[]> {
-  return (await claimDueFairly(handle, options)).claimed;
-}
-
-/** claimDue, also saying whether hooks at their share held due deliveries back. */
 export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptions): Promise<ClaimResult> {
   const { traits } = handle;
   const at = traits.encodeTimestamp(options.now);

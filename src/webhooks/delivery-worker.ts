@@ -19,7 +19,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Mode } from '../config.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { NotificationListener } from '../db/notifications.js';
-import { claimDue, claimDueFairly, leaseMs, nextDueAt, type ClaimedDelivery } from './delivery-queue.js';
+import { claimDueFairly, leaseMs, nextDueAt, type ClaimedDelivery } from './delivery-queue.js';
 import { failureReason, recordOutcomes, type AttemptRecord, type Outcome } from './delivery-outcomes.js';
 import { signatureHeader } from './signing.js';
 import { connectLookup, refusedLiteralReason, RefusedTargetError, systemLookup, type Lookup } from './target-addresses.js';
@@ -150,7 +150,7 @@ export class DeliveryWorker {
   async runDue(): Promise<number> {
     let attempts = 0;
     for (;;) {
-      const claimed = await claimDue(this.options.handle, { now: this.options.now(), limit: this.options.concurrency, leaseMs: this.leaseMs });
+      const { claimed } = await claimDueFairly(this.options.handle, { now: this.options.now(), limit: this.options.concurrency, leaseMs: this.leaseMs });
       if (claimed.length === 0) return attempts;
       attempts += claimed.length;
       await Promise.all(claimed.map((delivery) => this.launch(delivery)));

@@ -2,7 +2,7 @@
 // the delivery log read straight from the database.
 import assert from 'node:assert/strict';
 import type { DatabaseHandle } from '../../src/db/connect.js';
-import { newWebhookId } from '../../src/domain/outbox.js';
+import { newDelivery } from '../../src/domain/outbox.js';
 import { DELIVERY_CHANNEL } from '../../src/webhooks/wakeups.js';
 import type { TestApp } from './harness.js';
 import { send } from './writes.js';
@@ -76,24 +76,9 @@ export async function queueDeliveries(handle: DatabaseHandle, hook: { id: number
     await trx
       .insertInto('webhook_deliveries')
       .values(
-        events.map((e, i) => ({
-          site_id: hook.siteId,
-          hook_id: hook.id,
-          event_id: e.id,
-          event: 'tag_added',
-          resource_id: i + 1,
-          target_url: hook.targetUrl,
-          webhook_id: newWebhookId(),
-          status: 'pending' as const,
-          attempt_count: 0,
-          failures_in_round: 0,
-          next_attempt_at: due,
-          last_attempt_at: null,
-          last_response_status: null,
-          last_error: null,
-          created_at: at,
-          updated_at: at,
-        })),
+        events.map((e, i) =>
+          newDelivery({ siteId: hook.siteId, hookId: hook.id, eventId: e.id, event: 'tag_added', resourceId: i + 1, targetUrl: hook.targetUrl, dueAt: due, at }),
+        ),
       )
       .execute();
     await traits.notify(trx, DELIVERY_CHANNEL);
