@@ -27,6 +27,7 @@ import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { hookSampleRoutes } from './webhooks/sample-routes.js';
 import { webhookTargetPolicy, type Lookup } from './webhooks/target-addresses.js';
 import { RESOURCES } from './resources/index.js';
+import { sandboxRoutes } from './sandbox/routes.js';
 import { meRoute } from './routes/me.js';
 import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
 
@@ -183,7 +184,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       openapi: '3.1.0',
       info: { title: API_TITLE, version: API_VERSION, description: REFERENCE_INTRODUCTION },
       servers: [{ url: config.publicUrl }],
-      tags: referenceTags(options.resources ?? RESOURCES),
+      tags: referenceTags(options.resources ?? RESOURCES, config.mode),
       components: {
         securitySchemes: {
           Bearer: { type: 'http', scheme: 'bearer' },
@@ -205,6 +206,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         await api.register(meRoute(engine));
         await api.register(resourceRoutes(engine));
         await api.register(hookSampleRoutes(engine));
+        if (config.mode === 'sandbox') {
+          await api.register(sandboxRoutes({ config, engine, database, webhooks, now }), { prefix: '/test_helpers' });
+        }
       });
     },
     { prefix: '/v1' },

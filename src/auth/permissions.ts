@@ -29,6 +29,11 @@ export const PERMISSIONS: readonly PermissionSpec[] = [
     name: 'manage:hooks',
     description: 'create and delete webhook subscriptions, rotate their signing secrets, see sample payloads (with the permissions of the event), redeliver deliveries and re-enable disabled hooks',
   },
+  {
+    name: 'manage:sandbox',
+    description:
+      'the sandbox test helpers under /v1/test_helpers/ (checkouts, refunds, the account clock, reset and snapshots, faults, the mailbox and the request journal); sandbox mode only',
+  },
 ];
 
 export const PERMISSION_NAMES: readonly string[] = PERMISSIONS.map((p) => p.name);

@@ -9,4 +9,20 @@ export interface Principal {
   permissions: ReadonlySet<string>;
   /** Sites of the account this user may access, ascending. */
   siteIds: readonly number[];
+  /**
+   * How far the account's sandbox clock is ahead of real time, ms (0 unless moved with
+   * POST /v1/test_helpers/clock/advance). "Now" for this principal's requests is
+   * accountNow(realNow, principal).
+   */
+  clockOffsetMs: number;
+}
+
+/** The account's "now": real time moved by the account's sandbox clock. */
+export function accountNow(realNow: Date, principal: Pick<Principal, 'clockOffsetMs'>): Date {
+  return !principal.clockOffsetMs ? realNow : new Date(realNow.getTime() + principal.clockOffsetMs);
+}
+
+/** Real time at an account time of the principal's account (queues and leases run on real time). */
+export function realTimeOf(accountTime: Date, principal: Pick<Principal, 'clockOffsetMs'>): Date {
+  return !principal.clockOffsetMs ? accountTime : new Date(accountTime.getTime() - principal.clockOffsetMs);
 }

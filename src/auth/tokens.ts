@@ -137,6 +137,7 @@ export class TokenService {
       role: row.role,
       permissions: new Set(JSON.parse(row.permissions) as string[]),
       siteIds: siteRows.map((s) => Number(s.id)),
+      clockOffsetMs: Number(row.clock_offset_ms),
     };
   }
 
@@ -181,6 +182,7 @@ function authenticationQueries(handle: DatabaseHandle) {
         .selectFrom('oauth_grants as g')
         .innerJoin('api_keys as k', 'k.id', 'g.api_key_id')
         .innerJoin('users as u', 'u.id', 'k.user_id')
+        .innerJoin('accounts as a', 'a.id', 'u.account_id')
         .select([
           'g.id as grant_id',
           'g.access_expires_at',
@@ -190,6 +192,7 @@ function authenticationQueries(handle: DatabaseHandle) {
           'u.id as user_id',
           'u.role',
           'u.account_id',
+          'a.clock_offset_ms',
         ])
         .where('g.access_token_hash', '=', 'access token hash'),
     ),

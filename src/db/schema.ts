@@ -14,6 +14,8 @@ export type DbBigint = number | string;
 export interface AccountsTable {
   id: Generated<DbId>;
   name: string;
+  /** How far the account's sandbox clock is ahead of real time, ms (0010_sandbox); only grows. */
+  clock_offset_ms: Generated<DbBigint>;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
 }
@@ -199,6 +201,10 @@ export interface OffersTable extends SiteOwned {
   price_description: string;
   single: DbBoolean;
   image_url: string | null;
+  /** Subscriptions: months between charges. */
+  billing_period_months: number | null;
+  /** Payment plans: how many payments in all (the first included). */
+  installment_count: number | null;
 }
 
 export interface OfferProductsTable {
@@ -379,6 +385,10 @@ export interface PurchasesTable extends SiteOwned {
   /** active, canceled, or null for purchases without recurring billing. */
   subscription_status: string | null;
   subscription_canceled_at: DbTimestamp | null;
+  /** When the next renewal or installment falls due; null when none will (0010_sandbox). */
+  next_charge_at: DbTimestamp | null;
+  /** The next renewal or installment fails (POST /v1/test_helpers/purchases/{id}/fail_next_payment). */
+  fail_next_charge: Generated<DbBoolean>;
 }
 
 export interface OfferGrantsTable extends SiteOwned {

@@ -150,6 +150,8 @@ export function buildCatalogue(set: RowSet, site: { id: number; subdomain: strin
       price_description: o.priceDescription,
       single: o.single,
       image_url: o.paymentType === 'free' ? null : `${cdn}/offers/${slugify(o.title)}.png`,
+      billing_period_months: o.paymentType === 'subscription' ? (o.periodMonths ?? 1) : o.paymentType === 'multipay' ? 1 : null,
+      installment_count: o.paymentType === 'multipay' ? (o.installments ?? 3) : null,
       ...s,
     });
     offers[key] = { key, row, spec: o, createdAt: s.created_at, products: o.products.map((p) => products[p]) };

@@ -152,6 +152,8 @@ class Ledger {
     const due: Date[] = [];
     let canceledAt: Date | null = null;
     let accessEnd: Date | null = null;
+    // The renewal or installment that falls due next (purchases.next_charge_at).
+    let nextChargeAt: Date | null = null;
     if (spec.paymentType === 'one_time') {
       due.push(at);
     } else {
@@ -165,6 +167,7 @@ class Ledger {
         const when = t.plusMonths(at, k * period);
         if (!t.isPast(when) || (canceledAt && when > canceledAt)) {
           if (canceledAt) accessEnd = when;
+          else nextChargeAt = when;
           break;
         }
         due.push(when);
@@ -195,6 +198,7 @@ class Ledger {
       source: p.source ?? 'checkout',
       referrer: p.referrer ?? null,
       paymentsMade: spec.paymentType === 'multipay' ? due.length - (failedIndex >= 0 ? 1 : 0) : null,
+      nextChargeAt: deactivatedAt ? null : nextChargeAt,
       deactivatedAt,
       reason,
       subscription: spec.paymentType === 'subscription' ? { canceledAt } : null,
@@ -296,6 +300,8 @@ class Ledger {
       source: string;
       referrer: string | null;
       paymentsMade: number | null;
+      /** When the next renewal or installment falls due; absent when none will. */
+      nextChargeAt?: Date | null;
       deactivatedAt: Date | null;
       reason: string | null;
       subscription: { canceledAt: Date | null } | null;
@@ -327,6 +333,7 @@ class Ledger {
       quantity: o.quantity,
       subscription_status: o.subscription ? (o.subscription.canceledAt ? 'canceled' : 'active') : null,
       subscription_canceled_at: o.subscription?.canceledAt ?? null,
+      next_charge_at: o.nextChargeAt ?? null,
       created_at: at,
       updated_at: this.t.latest(at, o.deactivatedAt, o.subscription?.canceledAt),
     });

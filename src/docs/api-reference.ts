@@ -1,6 +1,8 @@
 // The API reference served at /docs: sitebiz's own name and logo on the Swagger UI page, and the
 // introduction at the top of the OpenAPI document (authentication, paging, filters, extensions).
 // Everything the page shows is served by sitebiz itself; nothing is fetched from elsewhere.
+import type { Mode } from '../config.js';
+import { SANDBOX_TAG } from '../sandbox/routes.js';
 import { readFileSync } from 'node:fs';
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { tagOf } from '../jsonapi/nouns.js';
@@ -66,12 +68,22 @@ export const REFERENCE_INTRODUCTION = [
 ].join('\n');
 
 /** One tag per resource with routes, described by its declaration, after the fixed routes' tags. */
-export function referenceTags(resources: readonly ResourceDefinition[]): Array<{ name: string; description: string }> {
+export function referenceTags(resources: readonly ResourceDefinition[], mode: Mode = 'sandbox'): Array<{ name: string; description: string }> {
   const fixed = [
     { name: 'Authentication', description: 'OAuth 2.0 client credentials: tokens for an API key, refresh and revocation.' },
     { name: 'Me', description: 'The user the access token acts for.' },
     { name: 'Version', description: 'The API version; needs no token (a health check).' },
   ];
+  const sandbox =
+    mode === 'sandbox'
+      ? [
+          {
+            name: SANDBOX_TAG,
+            description:
+              'Test helpers (sitebiz extension, sandbox mode only; manage:sandbox): make checkouts, refunds and failed payments happen, move the account clock, reset and snapshot the data, inject faults, read the mailbox and the request journal. See docs/sandbox.md.',
+          },
+        ]
+      : [];
   const served = resources.filter((r) => r.routes.list || r.routes.show);
-  return [...fixed, ...served.map((r) => ({ name: tagOf(r), description: r.description }))];
+  return [...fixed, ...served.map((r) => ({ name: tagOf(r), description: r.description })), ...sandbox];
 }

@@ -7,6 +7,7 @@
 // processes by PostgreSQL's NOTIFY (sent at commit) or by their poll.
 import { randomBytes } from 'node:crypto';
 import type { Insertable } from 'kysely';
+import { realTimeOf } from '../auth/principal.js';
 import type { DbId, WebhookDeliveriesTable } from '../db/schema.js';
 import type { WriteContext } from '../jsonapi/resource.js';
 import { checkPayloadTypes, PAYLOAD_TYPES } from '../webhooks/payloads.js';
@@ -69,11 +70,14 @@ export async function recordEvent(ctx: WriteContext, event: OutboxEvent): Promis
     .orderBy('id')
     .execute();
   if (hooks.length > 0) {
+    // The queue runs on real time (workers compare due times with their own clock): due now,
+    // whatever the account's sandbox clock says.
+    const dueAt = traits.encodeTimestamp(realTimeOf(ctx.now, ctx.principal));
     await db
       .insertInto('webhook_deliveries')
       .values(
         hooks.map((hook) =>
-          newDelivery({ siteId: event.siteId, hookId: hook.id, eventId, event: event.type, resourceId, targetUrl: hook.target_url, dueAt: at, at }),
+          newDelivery({ siteId: event.siteId, hookId: hook.id, eventId, event: event.type, resourceId, targetUrl: hook.target_url, dueAt, at }),
         ),
       )
       .execute();

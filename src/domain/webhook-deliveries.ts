@@ -2,6 +2,7 @@
 // made by src/domain/outbox.ts and attempted by the delivery worker; redelivering queues one again
 // for an attempt now, with the same webhook-id and body (the worker builds the body from the
 // event), whatever its status. Called by the engine inside the request's transaction.
+import { realTimeOf } from '../auth/principal.js';
 import { ApiError } from '../jsonapi/errors.js';
 import type { WriteContext, WriteTarget } from '../jsonapi/resource.js';
 import { wakeDeliveryWorkers } from './outbox.js';
@@ -38,7 +39,8 @@ export async function redeliver(ctx: WriteContext, record: WriteTarget): Promise
   const at = traits.encodeTimestamp(ctx.now);
   await db
     .updateTable('webhook_deliveries')
-    .set({ status: 'pending', next_attempt_at: at, failures_in_round: 0, updated_at: at })
+    // Due now in real time: the queue runs on real time, whatever the account's clock says.
+    .set({ status: 'pending', next_attempt_at: traits.encodeTimestamp(realTimeOf(ctx.now, ctx.principal)), failures_in_round: 0, updated_at: at })
     .where('id', '=', record.id)
     .execute();
   await wakeDeliveryWorkers(ctx);

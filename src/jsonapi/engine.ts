@@ -1,6 +1,6 @@
 // The JSON:API engine: parse → plan → execute → render, for any declared resource.
 import type { Kysely } from 'kysely';
-import type { Principal } from '../auth/principal.js';
+import { accountNow, type Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import { lockSiteWrites } from '../db/site-counters.js';
@@ -29,6 +29,12 @@ export interface EngineOptions {
   runSelect?: DatabaseHandle['runSelect'];
   /** Handed to writes' beforeTransaction steps (see WriteServices). */
   services: WriteServices;
+}
+
+/** What `transact` hands its operation besides the WriteContext (see there). */
+export interface RecordAccess {
+  find(type: string, rawId: string | number, pointer?: string): Promise<WriteTarget>;
+  lockSites(siteIds: readonly number[]): Promise<void>;
 }
 
 export interface ListDocument {
@@ -136,7 +142,7 @@ export class JsonApiEngine {
       // very many related records (a hook's deliveries) costs one page, not a list of every id.
       const parent = id === undefined ? undefined : await this.executor.show(parentPlan, id);
       if (!parent?.rows[0] || id === undefined) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
-      const ctx = { traits: this.options.traits, now: this.options.now(), table: target.table };
+      const ctx = { traits: this.options.traits, now: this.now(principal), table: target.table };
       const key = `${target.table}.${relationship.foreignKey}`;
       const where = relationship.where;
       const within = (eb: AnyEB) => (where ? eb.and([eb(key, '=', id), where(eb, ctx)]) : eb(key, '=', id));
@@ -189,7 +195,7 @@ export class JsonApiEngine {
   async create(resource: ResourceDefinition, body: unknown, principal: Principal): Promise<ShowDocument> {
     const write = this.writeOf(resource, principal, 'create');
     const document = readResourceDocument(resource, body, write.rules, { create: true });
-    await write.beforeTransaction?.({ principal, now: this.options.now(), services: this.options.services }, document);
+    await write.beforeTransaction?.({ principal, now: this.now(principal), services: this.options.services }, document);
     const id = await this.inTransaction(principal, async (ctx) => {
       const found = await this.findTargets(ctx.handle.db, resource, document.relationships, principal);
       await this.lockSites(ctx, Object.values(found).map((target) => target.siteId));
@@ -303,6 +309,39 @@ export class JsonApiEngine {
   }
 
   /**
+   * "Now" for the principal's requests: real time moved by its account's sandbox clock. Every
+   * time a request reads or writes (timestamps, `*_in_last` filters) comes from here.
+   */
+  now(principal: Principal): Date {
+    return accountNow(this.options.now(), principal);
+  }
+
+  /**
+   * Runs a domain operation that is not a write of one declared resource (the sandbox's
+   * checkouts, refunds and renewals) in one transaction, with the WriteContext writes get.
+   * `records.find` finds a record of a declared type that the principal may reach, with its site
+   * locked for the write, or answers 404 (pointing at `pointer` when given), as a write's targets
+   * are found; `records.lockSites` locks sites the operation changes without naming a record.
+   */
+  async transact<T>(principal: Principal, fn: (ctx: WriteContext, records: RecordAccess) => Promise<T>): Promise<T> {
+    return this.inTransaction(principal, (ctx) =>
+      fn(ctx, {
+        find: async (type, rawId, pointer) => {
+          const resource = this.registry.get(type);
+          const seen = await this.findAccessible(ctx.handle.db, resource, typeof rawId === 'number' ? rawId : (parseIdValue(rawId) ?? -1), principal);
+          if (!seen) throw notFound(`No ${type} record with id ${JSON.stringify(String(rawId))}`, pointer === undefined ? undefined : { pointer });
+          if (ctx.handle.traits.writeTransactionsSerialized) return seen;
+          await this.lockSites(ctx, [seen.siteId]);
+          const found = await this.findAccessible(ctx.handle.db, resource, seen.id, principal);
+          if (!found) throw notFound(`No ${type} record with id ${JSON.stringify(String(rawId))}`, pointer === undefined ? undefined : { pointer });
+          return found;
+        },
+        lockSites: (siteIds) => this.lockSites(ctx, siteIds),
+      }),
+    );
+  }
+
+  /**
    * Runs `fn` in one transaction: a request that fails changes nothing. What it asked to run
    * after the commit (waking the webhook worker) runs once the commit is done.
    */
@@ -318,7 +357,7 @@ export class JsonApiEngine {
       return fn({
         handle,
         principal,
-        now: this.options.now(),
+        now: this.now(principal),
         render: async (type, id) => {
           const resource = this.registry.get(type);
           reader ??= new Executor(trx, this.options.traits);
@@ -417,7 +456,7 @@ export class JsonApiEngine {
     return {
       registry: this.registry,
       traits: this.options.traits,
-      now: this.options.now(),
+      now: this.now(principal),
       principal,
       ignoreUnknownFilters: this.options.ignoreUnknownFilters,
       cursors: this.cursors,
