@@ -44,6 +44,8 @@ for (const dialect of DIALECTS) {
     let other: { id: number; contactId: number };
     let deletedPurchase: number;
     const before0007: Record<string, unknown[]> = {};
+    const after0007: Record<string, unknown[]> = {};
+    const indexesAfter0007: Record<string, unknown> = {};
     const indexes: Record<string, string[]> = {};
 
     const rowsOf = (table: string) =>
@@ -113,7 +115,18 @@ for (const dialect of DIALECTS) {
 
       for (const table of KEPT) before0007[table] = await rowsOf(table);
       for (const table of REBUILT) indexes[table] = await indexesOf(handle, table);
-      assert.equal((await migrateToLatest(handle))[0], '0007_financial_records');
+      const through0007 = new Migrator({
+        db: handle.db,
+        provider: migrationProvider(handle.traits, MIGRATIONS.slice(0, MIGRATIONS.findIndex((m) => m.name === '0007_financial_records') + 1)),
+        ...(schema ? { migrationTableSchema: schema } : {}),
+      });
+      const migrated = await through0007.migrateToLatest();
+      if (migrated.error) throw migrated.error;
+      assert.deepEqual(migrated.results?.map((r) => r.migrationName), ['0007_financial_records']);
+      // As 0007 left them: later migrations add columns and indexes of their own.
+      for (const table of KEPT) after0007[table] = await rowsOf(table);
+      for (const table of REBUILT) indexesAfter0007[table] = await indexesOf(handle, table);
+      await migrateToLatest(handle);
     });
     after(async () => {
       await handle.close();
@@ -121,8 +134,8 @@ for (const dialect of DIALECTS) {
     });
 
     it('keeps every row, id and counter, and every index of the rebuilt tables', async () => {
-      for (const table of KEPT) assert.deepEqual(await rowsOf(table), before0007[table], `${table} unchanged`);
-      for (const table of REBUILT) assert.deepEqual(await indexesOf(handle, table), indexes[table], `indexes of ${table}`);
+      for (const table of KEPT) assert.deepEqual(after0007[table], before0007[table], `${table} unchanged`);
+      for (const table of REBUILT) assert.deepEqual(indexesAfter0007[table], indexes[table], `indexes of ${table}`);
     });
 
     it('the counter triggers and the id sequence work on the rebuilt tables', async () => {
