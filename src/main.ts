@@ -96,8 +96,6 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   seed: seedCommand,
-  trigger: triggerCommand,
-  listen: listenCommand,
   migrate: {
     summary: 'bring the database schema up to date',
     usage: 'sitebiz migrate [--json] [config flags]',
@@ -234,6 +232,8 @@ const COMMANDS: Record<string, Command> = {
       report(values, { id: String(id), account_id: String(accountId), name, email, role, site_ids: siteIds }, [`Created user ${id}.`]);
     },
   },
+  trigger: triggerCommand,
+  listen: listenCommand,
 };
 
 function generalHelp(): string {
