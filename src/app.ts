@@ -7,7 +7,7 @@ import { bearerAuthentication } from './auth/authenticate.js';
 import { oauthRoutes } from './auth/oauth-routes.js';
 import { installRateLimits } from './auth/rate-limits.js';
 import { TokenService } from './auth/tokens.js';
-import type { Config } from './config.js';
+import type { Config, Mode } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { REFERENCE_INTRODUCTION, referencePageOptions, referenceTags } from './docs/api-reference.js';
 import { documentEdgeResponses } from './jsonapi/edge-responses.js';
@@ -26,7 +26,7 @@ import { resourceRoutes } from './jsonapi/routes.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { hookSampleRoutes } from './webhooks/sample-routes.js';
 import { webhookTargetPolicy, type Lookup } from './webhooks/target-addresses.js';
-import { RESOURCES } from './resources/index.js';
+import { RESOURCES, SANDBOX_RESOURCES } from './resources/index.js';
 import { sandboxRoutes } from './sandbox/routes.js';
 import { meRoute } from './routes/me.js';
 import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
@@ -150,17 +150,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
     now,
   });
-  const engine = new JsonApiEngine({
-    db: database.db,
-    traits: database.traits,
-    registry: new Registry(options.resources ?? RESOURCES),
-    publicUrl: config.publicUrl,
-    ignoreUnknownFilters: config.ignoreUnknownFilters,
-    now,
-    cursorSigningKey: await loadCursorSigningKey(database),
-    services: { webhookTargets: webhookTargetPolicy(config.mode, options.webhooks?.lookup) },
-    ...(database.runSelect ? { runSelect: database.runSelect } : {}),
-  });
+  const resources = options.resources ?? servedResources(config.mode);
+  const engine = await createEngine(config, database, { now, resources, ...(options.webhooks?.lookup ? { lookup: options.webhooks.lookup } : {}) });
   app.decorate('tokens', tokens);
   app.decorate('engine', engine);
 
@@ -184,7 +175,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       openapi: '3.1.0',
       info: { title: API_TITLE, version: API_VERSION, description: REFERENCE_INTRODUCTION },
       servers: [{ url: config.publicUrl }],
-      tags: referenceTags(options.resources ?? RESOURCES, config.mode),
+      tags: referenceTags(resources, config.mode),
       components: {
         securitySchemes: {
           Bearer: { type: 'http', scheme: 'bearer' },
@@ -215,6 +206,33 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   addMethodNotAllowedRoutes();
   return app;
+}
+
+/** The resources a server in `mode` serves: the API's, and in sandbox mode the test helpers' too. */
+export function servedResources(mode: Mode): readonly ResourceDefinition[] {
+  return mode === 'sandbox' ? [...RESOURCES, ...SANDBOX_RESOURCES] : RESOURCES;
+}
+
+/**
+ * The JSON:API engine over a database, as the server builds it; the CLI commands that act as an
+ * account (trigger, listen) build theirs here too, so their writes are the server's.
+ */
+export async function createEngine(
+  config: Config,
+  database: DatabaseHandle,
+  options: { now?: () => Date; resources?: readonly ResourceDefinition[]; lookup?: Lookup } = {},
+): Promise<JsonApiEngine> {
+  return new JsonApiEngine({
+    db: database.db,
+    traits: database.traits,
+    registry: new Registry(options.resources ?? servedResources(config.mode)),
+    publicUrl: config.publicUrl,
+    ignoreUnknownFilters: config.ignoreUnknownFilters,
+    now: options.now ?? (() => new Date()),
+    cursorSigningKey: await loadCursorSigningKey(database),
+    services: { webhookTargets: webhookTargetPolicy(config.mode, options.lookup) },
+    ...(database.runSelect ? { runSelect: database.runSelect } : {}),
+  });
 }
 
 const isApiPath = (url: string) => url.startsWith('/v1/') || url === '/v1' || url.startsWith('/v1?');

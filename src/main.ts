@@ -1,4 +1,4 @@
-// The `sitebiz` command line: serve, init, migrate, keys, accounts, sites, users.
+// The `sitebiz` command line: serve, init, migrate, keys, accounts, sites, users, and the sandbox's trigger and listen.
 import { parseArgs } from 'node:util';
 import { ConfigError, SETTINGS } from './config.js';
 import { connectDatabase, migrateToLatest } from './db/connect.js';
@@ -19,6 +19,8 @@ import { initialize, type InitResult } from './domain/initialize.js';
 import { PortUnavailableError, serve } from './server.js';
 import { configFrom, out, report, reportFailure, UsageError, withDatabase, type Command, type Options } from './cli/command.js';
 import { seedCommand } from './cli/seed.js';
+import { triggerCommand } from './cli/trigger.js';
+import { listenCommand } from './cli/listen.js';
 
 /** Every command takes the configuration flags (--database-url, --port, ...). */
 const CONFIG_OPTIONS: Options = Object.fromEntries(
@@ -230,6 +232,8 @@ const COMMANDS: Record<string, Command> = {
       report(values, { id: String(id), account_id: String(accountId), name, email, role, site_ids: siteIds }, [`Created user ${id}.`]);
     },
   },
+  trigger: triggerCommand,
+  listen: listenCommand,
 };
 
 function generalHelp(): string {

@@ -156,6 +156,8 @@ describe('sitebiz CLI: help, usage and configuration errors', { concurrency: 2 }
       'accounts create',
       'sites create',
       'users create',
+      'trigger',
+      'listen',
     ]);
     for (const spec of Object.values(SETTINGS)) {
       assert.ok(general.stdout.includes(`--${spec.flag}`) && general.stdout.includes(spec.env), `help mentions --${spec.flag}`);

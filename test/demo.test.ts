@@ -13,6 +13,7 @@ import type { ResourceDefinition } from '../src/jsonapi/resource.js';
 import { centsToDecimal } from '../src/resources/contact-filters.js';
 import { MADE_BY_API_WRITES } from './support/demo-scope.js';
 import { createTestApp, DIALECTS, type TestApp } from './support/harness.js';
+import { resourcePath } from '../src/jsonapi/document.js';
 
 /** The demo fills one site: a list of sites has one record, which no filter can split. */
 const ONE_RECORD = new Set(['sites']);
@@ -58,7 +59,7 @@ for (const dialect of DIALECTS) {
       if (resource.tenancy.kind === 'site') params.set('filter[site_id]', String(siteId));
       for (const [name, value] of filters) params.set(`filter[${name}]`, value);
       params.set('page[size]', '1');
-      const res = await t.get(`/v1/${resource.type}?${params}`, token);
+      const res = await t.get(`/v1/${resourcePath(resource)}?${params}`, token);
       assert.equal(res.statusCode, 200, `${resource.type} ${params}: ${res.body}`);
       return (res.json() as { meta: { total_count: number } }).meta.total_count;
     }
@@ -252,7 +253,8 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(
         listed,
         [
-          'blog_posts', 'contact_notes', 'contact_tags', 'contacts', 'courses', 'custom_fields', 'customers', 'form_submissions', 'forms',
+          'blog_posts', 'contact_notes', 'contact_tags', 'contacts', 'courses', 'custom_fields', 'customers', 'email_activities', 'email_broadcasts',
+          'form_submissions', 'forms',
           'hooks', 'kajabi_payments_payouts', 'landing_pages', 'offers', 'order_items', 'orders', 'podcasts', 'products', 'purchases',
           'sites', 'transactions', 'website_pages',
         ],

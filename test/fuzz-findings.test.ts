@@ -11,6 +11,7 @@ import { ApiError } from '../src/jsonapi/errors.js';
 import { attr, defineResource } from '../src/jsonapi/resource.js';
 import { readResourceDocument } from '../src/jsonapi/write-document.js';
 import { createTestApp, DIALECTS, type TestApp } from './support/harness.js';
+import { resourcePath } from '../src/jsonapi/document.js';
 
 describe('integer attributes in bodies', () => {
   const counters = defineResource({
@@ -54,12 +55,12 @@ for (const dialect of DIALECTS) {
             const parameter = `filter[${name}_${suffix}]`;
             for (const value of ['3000000000', '-3000000000', '99999999999999999999', '1,3000000000']) {
               if (value.includes(',') !== (suffix === 'in' || suffix === 'not_in')) continue;
-              const res = await t.get(`/v1/${resource.type}?${site}${parameter}=${value}`, token);
+              const res = await t.get(`/v1/${resourcePath(resource)}?${site}${parameter}=${value}`, token);
               assert.equal(res.statusCode, 400, `${resource.type} ${parameter}=${value}: ${res.body}`);
               assert.deepEqual(res.json().errors[0].source, { parameter });
             }
             if (suffix !== 'null') {
-              const edge = await t.get(`/v1/${resource.type}?${site}${parameter}=2147483647`, token);
+              const edge = await t.get(`/v1/${resourcePath(resource)}?${site}${parameter}=2147483647`, token);
               assert.equal(edge.statusCode, 200, `${resource.type} ${parameter}=2147483647: ${edge.body}`);
             }
             checked++;
@@ -74,7 +75,7 @@ for (const dialect of DIALECTS) {
         const enums = Object.entries(resource.attributes).filter(([, a]) => a.enumValues !== undefined);
         if (enums.length === 0) continue;
         const site = resource.tenancy.kind === 'site' ? `filter[site_id]=${t.tenant.siteId}&` : '';
-        const res = await t.get(`/v1/${resource.type}?${site}page[size]=100`, token);
+        const res = await t.get(`/v1/${resourcePath(resource)}?${site}page[size]=100`, token);
         assert.equal(res.statusCode, 200, res.body);
         for (const record of res.json().data as Array<{ id: string; attributes: Record<string, unknown> }>) {
           for (const [name, a] of enums) {

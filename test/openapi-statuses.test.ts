@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { createTestApp, DIALECTS, type TestApp } from './support/harness.js';
 import { otherAccount } from './support/writes.js';
+import { resourcePath } from '../src/jsonapi/document.js';
 
 type Responses = Record<string, { content?: Record<string, { schema: unknown }> }>;
 type Doc = { paths: Record<string, Record<string, { responses: Responses; requestBody?: unknown; security?: unknown[] }>> };
@@ -28,7 +29,7 @@ for (const dialect of DIALECTS) {
       const lists = t.app.engine.registry.all().filter((r) => r.routes.list && r.tenancy.kind === 'site');
       assert.ok(lists.length >= 20, `${lists.length} lists of site records`);
       for (const resource of lists) {
-        const path = `/v1/${resource.type}`;
+        const path = `/v1/${resourcePath(resource)}`;
         for (const site of [String(other.siteId), '999999999']) {
           const res = await t.get(`${path}?filter[site_id]=${site}`, token);
           assert.equal(res.statusCode, 404, `${path}: ${res.body}`);

@@ -529,7 +529,7 @@ export interface EmailEventsTable extends SiteOwnedEvent {
   contact_id: DbId;
   email_broadcast_id: DbId | null;
   email_sequence_id: DbId | null;
-  /** sent, delivered, opened, clicked, bounced, dropped or complained. */
+  /** sent, delivered, opened, clicked, bounced, dropped or complained; also unsubscribed (the sandbox's email activity). */
   kind: string;
   /** hard or soft, for bounces. */
   bounce_type: string | null;

@@ -84,6 +84,7 @@ export function referenceTags(resources: readonly ResourceDefinition[], mode: Mo
           },
         ]
       : [];
-  const served = resources.filter((r) => r.routes.list || r.routes.show);
+  // A resource that declares its tag joins one described elsewhere (the sandbox's).
+  const served = resources.filter((r) => (r.routes.list || r.routes.show) && r.tag === undefined);
   return [...fixed, ...served.map((r) => ({ name: tagOf(r), description: r.description })), ...sandbox];
 }

@@ -20,6 +20,11 @@ export interface ResourceObject {
   meta?: Record<string, unknown>;
 }
 
+/** Where a resource's routes are, below `/v1/`: its type, after its path prefix if it has one. */
+export function resourcePath(resource: Pick<ResourceDefinition, 'type' | 'pathPrefix'>): string {
+  return resource.pathPrefix ? `${resource.pathPrefix}/${resource.type}` : resource.type;
+}
+
 type AttributeRenderer = Array<[name: string, read: (row: LinkedRow) => unknown]>;
 
 export class DocumentRenderer {
@@ -32,7 +37,7 @@ export class DocumentRenderer {
   ) {}
 
   resourceUrl(resource: ResourceDefinition, id: string): string {
-    return `${this.baseUrl}/v1/${resource.type}/${id}`;
+    return `${this.baseUrl}/v1/${resourcePath(resource)}/${id}`;
   }
 
   resourceObject(resource: ResourceDefinition, row: LinkedRow, fields: ReadonlySet<string> | undefined): ResourceObject {

@@ -4,7 +4,7 @@ import { accountNow, type Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import { lockSiteWrites } from '../db/site-counters.js';
-import { DocumentRenderer, type ResourceIdentifier, type ResourceObject } from './document.js';
+import { DocumentRenderer, resourcePath, type ResourceIdentifier, type ResourceObject } from './document.js';
 import { badRequest, forbidden, invalidParameter, notFound } from './errors.js';
 import { Executor, type LinkedRow } from './executor.js';
 import { CursorCodec } from './cursors.js';
@@ -78,7 +78,7 @@ export class JsonApiEngine {
   async list(resource: ResourceDefinition, rawQuery: string, principal: Principal): Promise<ListDocument> {
     const query = parseQueryString(rawQuery);
     const plan = planList(resource, query, this.planOptions(principal));
-    return this.listDocument(resource, query, plan, `${this.options.publicUrl}/v1/${resource.type}`);
+    return this.listDocument(resource, query, plan, `${this.options.publicUrl}/v1/${resourcePath(resource)}`);
   }
 
   private async listDocument(resource: ResourceDefinition, query: ParsedQuery, plan: ListPlan, base: string): Promise<ListDocument> {

@@ -33,7 +33,8 @@ export const oneOf = (resource: Pick<ResourceDefinition, 'type' | 'nouns'>): str
 };
 
 /** The tag that groups a resource's operations in the reference: "Contact Notes". */
-export const tagOf = (resource: Pick<ResourceDefinition, 'type' | 'nouns'>): string =>
+export const tagOf = (resource: Pick<ResourceDefinition, 'type' | 'nouns' | 'tag'>): string =>
+  resource.tag ??
   nounsOf(resource)
     .plural.split(' ')
     .map((word) => (word === word.toLowerCase() ? word.charAt(0).toUpperCase() + word.slice(1) : word))

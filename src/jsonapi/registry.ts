@@ -54,6 +54,8 @@ export class Registry {
     for (const [name, rel] of Object.entries(r.relationships)) {
       if (!this.byType.has(rel.type)) throw new Error(`${where}: relationship ${name} points at unknown type ${rel.type}`);
       if (name in r.attributes) throw new Error(`${where}: ${name} is both an attribute and a relationship`);
+      // The renderer writes such links as /v1/<type>/<id>; a prefixed target is elsewhere.
+      if (rel.resourceLink && this.byType.get(rel.type)!.pathPrefix) throw new Error(`${where}: relationship ${name} links to ${rel.type}, which is served under a path prefix`);
     }
     for (const [name, a] of Object.entries(r.attributes)) {
       if (a.compute && (a.sortable || a.predicates.length > 0)) {

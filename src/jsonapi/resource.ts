@@ -356,6 +356,14 @@ export interface ResourceDefinition {
   includeNarrowing: Record<string, { search?: (eb: AnyEB, text: string, ctx: QueryContext) => Condition }>;
   /** Which generic routes the engine mounts for this resource. */
   routes: { list: boolean; show: boolean };
+  /**
+   * Path segments between `/v1/` and the type, for a resource an extension serves under its own
+   * prefix (`test_helpers`: the sandbox's). Its routes are mounted by whoever mounts that prefix
+   * (resourceRoutes(engine, pathPrefix)), and its links say `/v1/<pathPrefix>/<type>/<id>`.
+   */
+  pathPrefix?: string;
+  /** The reference's tag for its operations, when it joins a tag described elsewhere (default: from the nouns). */
+  tag?: string;
   /** Mounts POST, PATCH and DELETE when present (see WriteDef). */
   write: WriteDef | undefined;
   /** Mounts `POST /v1/<type>/<id>/<name>` for each (see ActionDef). */

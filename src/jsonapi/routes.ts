@@ -37,9 +37,15 @@ export async function refuseQueryParameters(request: FastifyRequest): Promise<vo
   if (first) throw invalidParameter(first[0], `${first[0]} does not apply to ${request.method} ${pathOf(request)}, which takes no query parameters`);
 }
 
-export function resourceRoutes(engine: JsonApiEngine) {
+/**
+ * The routes of every declared resource served at `pathPrefix` (none: the API's own resources,
+ * at /v1/<type>), relative to where they are registered: an extension that serves resources under
+ * a prefix of its own (the sandbox, /v1/test_helpers) mounts them inside its scope.
+ */
+export function resourceRoutes(engine: JsonApiEngine, pathPrefix?: string) {
   return async function register(app: FastifyInstance): Promise<void> {
     for (const resource of engine.registry.all()) {
+      if (resource.pathPrefix !== pathPrefix) continue;
       if (resource.routes.list) {
         app.get(`/${resource.type}`, { schema: listRouteSchema(engine.registry, resource) }, async (request, reply) => {
           const doc = await engine.list(resource, rawQueryOf(request), principalOf(request));

@@ -7,6 +7,7 @@ import { contacts } from './contacts.js';
 import { courses, lessons, media, modules } from './courses.js';
 import { customFields } from './custom-fields.js';
 import { customers } from './customers.js';
+import { emailActivities, emailBroadcasts } from './email-activity.js';
 import { events } from './events.js';
 import { formFields, forms, formSubmissions } from './forms.js';
 import { hooks } from './hooks.js';
@@ -55,3 +56,9 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   webhookAttempts,
   events,
 ];
+
+/**
+ * Resources served only in sandbox mode, under /v1/test_helpers (pathPrefix; src/sandbox/routes.ts
+ * mounts them): the upstream API has no such routes.
+ */
+export const SANDBOX_RESOURCES: readonly ResourceDefinition[] = [emailBroadcasts, emailActivities];

@@ -8,6 +8,8 @@ import type { Config } from '../config.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { JsonApiEngine } from '../jsonapi/engine.js';
 import { forbidden } from '../jsonapi/errors.js';
+import { resourceRoutes } from '../jsonapi/routes.js';
+import { emailActivityRoutes } from './email-activity.js';
 import type { DeliveryWorker } from '../webhooks/delivery-worker.js';
 
 export const SANDBOX_PERMISSION = 'manage:sandbox';
@@ -28,8 +30,14 @@ export interface SandboxServices {
 /** A part of the sandbox: registers its routes, relative to /v1/test_helpers. */
 export type SandboxPart = (services: SandboxServices) => (app: FastifyInstance) => Promise<void>;
 
+/** The declared resources served under /v1/test_helpers (pathPrefix test_helpers; email broadcasts). */
+const sandboxResourceRoutes: SandboxPart = ({ engine }) => resourceRoutes(engine, 'test_helpers');
+
 /** Every part, in the order the reference lists them. */
-export const SANDBOX_PARTS: readonly SandboxPart[] = [];
+export const SANDBOX_PARTS: readonly SandboxPart[] = [
+  sandboxResourceRoutes,
+  emailActivityRoutes,
+];
 
 async function requireSandboxPermission(request: FastifyRequest): Promise<void> {
   if (!principalOf(request).permissions.has(SANDBOX_PERMISSION)) {
