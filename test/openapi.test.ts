@@ -81,6 +81,8 @@ function servedOperations(resources: readonly ResourceDefinition[]): string[] {
   }
   // src/webhooks/sample-routes.ts
   for (const event of HOOK_EVENT_NAMES) served.push(`GET /v1/hooks/${event}_sample`);
+  // src/sandbox/checkouts.ts (sandbox mode, the test apps' default)
+  served.push('POST /v1/test_helpers/checkouts', 'POST /v1/test_helpers/transactions/{id}/refund');
   return served;
 }
 
