@@ -121,8 +121,16 @@ for (const dialect of DIALECTS) {
     });
 
     it('keeps every row, id and counter, and every index of the rebuilt tables', async () => {
-      for (const table of KEPT) assert.deepEqual(await rowsOf(table), before0007[table], `${table} unchanged`);
-      for (const table of REBUILT) assert.deepEqual(await indexesOf(handle, table), indexes[table], `indexes of ${table}`);
+      // Later migrations add columns (0010_sandbox, 0011_refunds): the columns that existed before are compared.
+      const asBefore = (rows: unknown[], table: string) => {
+        const columns = Object.keys((before0007[table] as Array<Record<string, unknown>>)[0] ?? {});
+        return (rows as Array<Record<string, unknown>>).map((row) => Object.fromEntries(columns.map((c) => [c, row[c]])));
+      };
+      for (const table of KEPT) assert.deepEqual(asBefore(await rowsOf(table), table), before0007[table], `${table} unchanged`);
+      for (const table of REBUILT) {
+        const later = new Set(['purchases_next_charge_idx', 'transactions_refunded_idx']);
+        assert.deepEqual((await indexesOf(handle, table)).filter((name) => !later.has(name)), indexes[table], `indexes of ${table}`);
+      }
     });
 
     it('the counter triggers and the id sequence work on the rebuilt tables', async () => {

@@ -150,15 +150,15 @@ export async function createCheckout(ctx: WriteContext, records: RecordAccess, i
 
   const lines: Line[] = [lineOf(main, quantity, coupon), ...bumpIds.map((id) => lineOf(offers.get(id)!, 1, null))];
   const charges = chargesOf(lines);
+  if (outcome === 'declined' && charges.length === 0) {
+    throw unprocessable('nothing_to_decline', 'This checkout charges nothing (free offers only), so there is no payment to decline', P.paymentOutcome);
+  }
 
   const contactId = await upsertContact(ctx, siteId, email, input.name);
   const customer = await ensureCustomer(ctx, siteId, contactId);
   const base = { siteId, contactId, customerId: customer.id };
 
   if (outcome === 'declined') {
-    if (charges.length === 0) {
-      throw unprocessable('nothing_to_decline', 'This checkout charges nothing (free offers only), so there is no payment to decline', P.paymentOutcome);
-    }
     const transactionIds: number[] = [];
     for (const charge of charges) {
       transactionIds.push(await insertTransaction(ctx, { ...transactionOf(base, charge), state: 'failed', purchaseIds: [] }));
@@ -169,7 +169,7 @@ export async function createCheckout(ctx: WriteContext, records: RecordAccess, i
   const { db } = ctx.handle;
   const contact = await db.selectFrom('contacts').select('name').where('id', '=', contactId).executeTakeFirstOrThrow();
   for (const line of lines) {
-    line.purchaseId = await insertPurchase(ctx, { ...base, line, cardholderName: line.amount === 0 && line.offer.paymentType === 'free' ? null : contact.name });
+    line.purchaseId = await insertPurchase(ctx, { ...base, line, cardholderName: line.offer.paymentType === 'free' ? null : contact.name });
     const products = await db.selectFrom('offer_products').select('product_id').where('offer_id', '=', line.offer.id).orderBy('product_id').execute();
     const granted = await insertGrant(ctx, { siteId, contactId, offerId: line.offer.id, purchaseId: line.purchaseId, productIds: products.map((p) => Number(p.product_id)) });
     if (granted !== null) await recordWelcomeEmail(ctx, { siteId, contactId, email: customer.email, title: line.offer.title });
@@ -197,14 +197,14 @@ export async function createCheckout(ctx: WriteContext, records: RecordAccess, i
   for (const [i, charge] of charges.entries()) {
     eventIds.push(
       await announcePayment(ctx, {
-      siteId,
-      transactionId: transactionIds[i]!,
-      customerId: customer.id,
-      offerIds: charge.lines.map((l) => l.offer.id),
-      amountInCents: charge.amount,
-      currency: main.currency,
-      title: charge.lines.map((l) => l.offer.title).join(', '),
-    }),
+        siteId,
+        transactionId: transactionIds[i]!,
+        customerId: customer.id,
+        offerIds: charge.lines.map((l) => l.offer.id),
+        amountInCents: charge.amount,
+        currency: main.currency,
+        title: charge.lines.map((l) => l.offer.title).join(', '),
+      }),
     );
   }
   if (orderId !== null) {
