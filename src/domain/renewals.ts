@@ -62,7 +62,7 @@ export async function chargeDueRenewals(ctx: WriteContext, siteIds: readonly num
     let earliestNext = Number.POSITIVE_INFINITY;
     let claimed = 0;
     for (const row of due) {
-      if (row.due.getTime() > earliestNext) break;
+      if (row.due.getTime() >= earliestNext) break;
       const next = await chargeOne(ctx, row);
       if (next === undefined) continue;
       claimed++;

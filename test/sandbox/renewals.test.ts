@@ -215,3 +215,20 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('the billing schedule', () => {
+  it('counts due times from the start, so the day of the month does not drift', async () => {
+    const { nextDueAfter, plusMonths } = await import('../../src/domain/payments.js');
+    const start = new Date('2026-01-15T09:30:00.000Z');
+    let due = plusMonths(start, 1);
+    const seen = [due.toISOString()];
+    for (let i = 0; i < 13; i++) {
+      due = nextDueAfter(start, 1, due);
+      seen.push(due.toISOString());
+    }
+    assert.deepEqual(seen.map((s) => s.slice(8)), Array(14).fill('15T09:30:00.000Z'));
+    assert.equal(seen[13], '2027-03-15T09:30:00.000Z');
+    assert.equal(nextDueAfter(start, 12, new Date('2026-01-15T09:30:00.000Z')).toISOString(), '2027-01-15T09:30:00.000Z');
+    assert.equal(nextDueAfter(start, 3, new Date('2026-05-01T00:00:00.000Z')).toISOString(), '2026-07-15T09:30:00.000Z');
+  });
+});
