@@ -9,9 +9,10 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Principal } from '../../src/auth/principal.js';
 import { createSite } from '../../src/domain/accounts.js';
+import { seedDemoData } from '../../src/demo/seed.js';
 import { chargeDueRenewals } from '../../src/domain/renewals.js';
 import { builders } from '../support/builders.js';
-import { buy, eventsOf, lastEventId, principalOf, transactionsOf } from '../support/commerce.js';
+import { buy, eventsOf, lastEventId, principalOf, refund, transactionsOf } from '../support/commerce.js';
 import { createTestApp, DIALECTS, type TestApp } from '../support/harness.js';
 import { Receiver } from '../support/receiver.js';
 import { withoutDivergences } from '../support/upstream-divergences.js';
@@ -212,6 +213,56 @@ for (const dialect of DIALECTS) {
         assert.equal(charges.length, 13);
         assert.equal(new Set(charges.map((x) => at(x.created_at))).size, 13, 'each due time once');
       }
+    });
+  });
+
+  describe(`sandbox commerce on the demo data [${dialect}]`, () => {
+    let t: TestApp;
+
+    before(async () => {
+      t = await createTestApp(dialect);
+      await seedDemoData(t.handle, { accountId: t.tenant.accountId, siteId: t.tenant.siteId }, t.clock);
+    });
+    after(() => t.close());
+
+    it('a month of renewals and installments charges each purchase due once; a checkout with a demo coupon and a refund of a demo charge work', async () => {
+      const token = await t.token();
+      const principal = await principalOf(t, token);
+      const site = t.tenant.siteId;
+      const until = new Date(t.clock.now().getTime() + 31 * 86_400_000);
+      const dueRows = await t.handle.db
+        .selectFrom('purchases')
+        .select(['id', 'payment_type', 'multipay_payments_made'])
+        .where('site_id', '=', site)
+        .where('next_charge_at', '<=', t.handle.traits.encodeTimestamp(until))
+        .where('deactivated_at', 'is', null)
+        .where((eb) => eb.or([eb('subscription_status', 'is', null), eb('subscription_status', '=', 'active')]))
+        .execute();
+      assert.ok(dueRows.length > 0, 'the demo has renewals due within a month');
+      const before = await lastEventId(t);
+      const charged = await t.app.engine.transact(principal, (ctx) => chargeDueRenewals(ctx, [site], until));
+      assert.ok(charged >= dueRows.length, `${charged} payments for ${dueRows.length} purchases due`);
+      const events = await eventsOf(t, site, before);
+      const failed = await t.handle.db.selectFrom('transactions').select('id').where('site_id', '=', site).where('state', '=', 'failed').where('created_at', '>', t.handle.traits.encodeTimestamp(t.clock.now())).execute();
+      assert.equal(events.length + failed.length, charged, 'a payment_succeeded per successful payment');
+      assert.ok(events.every(([type]) => type === 'payment_succeeded'));
+      assert.equal(await t.app.engine.transact(principal, (ctx) => chargeDueRenewals(ctx, [site], until)), 0, 'nothing twice');
+
+      const offers = await t.handle.db.selectFrom('offers').select(['id', 'payment_type']).where('site_id', '=', site).orderBy('id').execute();
+      const oneTime = offers.find((o) => o.payment_type === 'one_time')!;
+      const doc = await buy(t, token, { offer: Number(oneTime.id), email: 'sandbox-buyer@example.com', coupon_code: 'SPRING25' });
+      assert.equal(doc.data.attributes.coupon_code, 'SPRING25');
+      const demoCharge = await t.handle.db
+        .selectFrom('transactions')
+        .select('id')
+        .where('site_id', '=', site)
+        .where('action', '=', 'charge')
+        .where('state', '=', 'succeeded')
+        .where('amount_in_cents', '>', 0)
+        .orderBy('id')
+        .executeTakeFirstOrThrow();
+      const res = await refund(t, token, Number(demoCharge.id), 1);
+      assert.equal(res.statusCode, 201, res.body);
     });
   });
 }
