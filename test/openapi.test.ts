@@ -84,6 +84,7 @@ function servedOperations(resources: readonly ResourceDefinition[]): string[] {
   for (const event of HOOK_EVENT_NAMES) served.push(`GET /v1/hooks/${event}_sample`);
   // src/sandbox/*: the test helpers written by hand (the declared ones are above).
   served.push('POST /v1/test_helpers/contacts/{id}/email_activity');
+  served.push('POST /v1/test_helpers/checkouts', 'POST /v1/test_helpers/transactions/{id}/refund');
   return served;
 }
 

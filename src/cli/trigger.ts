@@ -8,6 +8,7 @@ import { createEngine } from '../app.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { AdminError } from '../domain/accounts.js';
 import { addContactTags, removeContactTags } from '../domain/contact-tags.js';
+import { createCheckout } from '../domain/checkouts.js';
 import { createContact } from '../domain/contacts.js';
 import { submitForm } from '../domain/form-submissions.js';
 import type { RecordAccess } from '../jsonapi/engine.js';
@@ -134,8 +135,39 @@ const tagRemoved: TriggerFlow = {
   },
 };
 
+/**
+ * A generated person buys an offer: every record and event of a checkout (src/domain/checkouts.ts),
+ * so one flow emits purchase, payment_succeeded and order_created together.
+ */
+const checkout: TriggerFlow = {
+  summary: 'a generated person checks out an offer of the site (--offer <id>; default: its first paid one-time offer): purchase, payment_succeeded and order_created',
+  async run(ctx, records, { siteId, values }) {
+    let offerId = idOption(values, 'offer');
+    if (offerId === undefined) {
+      const row = await ctx.handle.db
+        .selectFrom('offers')
+        .select('id')
+        .where('site_id', '=', siteId)
+        .where('payment_type', '=', 'one_time')
+        .where('price_in_cents', '>', 0)
+        .orderBy('id')
+        .executeTakeFirst();
+      if (!row) throw new AdminError(`site ${siteId} has no paid one-time offer to check out; name one with --offer`);
+      offerId = Number(row.id);
+    }
+    await optionRecord(records, 'offers', offerId, siteId, 'offer');
+    const result = await createCheckout(ctx, records, { offerId, ...generatedPerson() });
+    const made: Made = { contacts: [result.contactId], customers: [result.customerId], purchases: result.purchaseIds, transactions: result.transactionIds };
+    if (result.orderId !== null) made.orders = [result.orderId];
+    return made;
+  },
+};
+
 /** Each event `sitebiz trigger` knows, and the flow that emits it. */
 export const TRIGGER_FLOWS: Readonly<Record<string, TriggerFlow>> = {
+  purchase: checkout,
+  payment_succeeded: checkout,
+  order_created: checkout,
   form_submission: formSubmission,
   tag_added: tagAdded,
   tag_removed: tagRemoved,
@@ -218,14 +250,14 @@ function describe(result: TriggerResult): string[] {
 
 export const triggerCommand: Command = {
   summary: 'run the flow that emits a webhook event on the demo site (or --site) and print what it made',
-  usage: `sitebiz trigger <${Object.keys(TRIGGER_FLOWS).join('|')}> [--site <id>] [--form <id>] [--contact <id>] [--tag <id>] [--json] [config flags]`,
+  usage: `sitebiz trigger <${Object.keys(TRIGGER_FLOWS).join('|')}> [--site <id>] [--offer <id>] [--form <id>] [--contact <id>] [--tag <id>] [--json] [config flags]`,
   details: [
     'Acts as the owner of the site\'s account, on the database of the running server, with the same domain code as the API.',
     'The default site is the first site of the first account (the demo site after npm start).',
     ...Object.entries(TRIGGER_FLOWS).map(([event, flow]) => `  ${event.padEnd(18)} ${flow.summary}`),
     '--json: one object (event, site_id, at, made, events with their deliveries).',
   ],
-  options: { site: { type: 'string' }, form: { type: 'string' }, contact: { type: 'string' }, tag: { type: 'string' } },
+  options: { site: { type: 'string' }, offer: { type: 'string' }, form: { type: 'string' }, contact: { type: 'string' }, tag: { type: 'string' } },
   async run(values, positionals) {
     const event = positionals[0];
     if (!event) throw new UsageError(`name an event: ${Object.keys(TRIGGER_FLOWS).join(', ')}`);

@@ -422,6 +422,8 @@ export interface TransactionsTable extends SiteOwnedEvent {
   amount_in_cents: number;
   sales_tax_in_cents: number;
   currency: string;
+  /** A refund: the charge it gives money back from (0011_refunds); null otherwise. */
+  refunded_transaction_id: DbId | null;
 }
 
 export interface PurchaseTransactionsTable {

@@ -20,15 +20,15 @@ import {
   STREET_NAMES,
   type Place,
 } from './vocabulary.js';
+import { COUPON_DISCOUNTS, type Coupon } from '../domain/coupons.js';
 
 /** Marketing email consent: how (and whether) it ended. */
 export type Consent = 'never' | 'subscribed' | 'unsubscribed' | 'manual' | 'opted_out' | 'complained' | 'hard_bounce';
 /** How someone opens email, in the windows of ENGAGEMENT_WINDOWS; none: never emailed. */
 export type Engagement = 'healthy' | 'passive' | 'unengaged' | 'inactive' | 'none';
 export type BroadcastOverride = 'dropped' | 'soft_bounce' | 'clicked';
-export type Coupon = 'WELCOME10' | 'SPRING25' | 'PODCAST15' | 'VIPFRIEND';
-
-export const COUPON_DISCOUNTS: Record<Coupon, number> = { WELCOME10: 0.1, SPRING25: 0.25, PODCAST15: 0.15, VIPFRIEND: 0.5 };
+// The coupon codes are the sandbox's (src/domain/coupons.ts): checkouts accept the same ones.
+export { COUPON_DISCOUNTS, type Coupon };
 
 export interface PurchasePlan {
   offer: OfferKey;

@@ -76,8 +76,8 @@ async function activeOfferIds(ctx: WriteContext, contactId: number): Promise<Set
   return new Set(rows.map((r) => Number(r.offer_id)));
 }
 
-/** The contact's customer; created from the contact when it has none. */
-async function ensureCustomer(ctx: WriteContext, siteId: number, contactId: number): Promise<{ id: number; email: string }> {
+/** The contact's customer; created from the contact when it has none (a grant, a checkout). */
+export async function ensureCustomer(ctx: WriteContext, siteId: number, contactId: number): Promise<{ id: number; email: string }> {
   const { db, traits } = ctx.handle;
   const contact = await db.selectFrom('contacts').select(['name', 'email']).where('id', '=', contactId).executeTakeFirstOrThrow();
   const existing = await db
@@ -199,9 +199,8 @@ export async function grantOffers(ctx: WriteContext, siteId: number, contactId: 
   // In id order, once each: concurrent grants of several offers then take their rows in one order.
   const granting = [...new Set(offerIds)].filter((id) => !held.has(id)).sort((a, b) => a - b);
   if (granting.length === 0) return;
-  const { db, traits } = ctx.handle;
+  const { db } = ctx.handle;
   const customer = await ensureCustomer(ctx, siteId, contactId);
-  const at = traits.encodeTimestamp(ctx.now);
   const products = await db.selectFrom('offer_products').select(['offer_id', 'product_id']).where('offer_id', 'in', granting).execute();
   const titles = new Map(
     (await db.selectFrom('offers').select(['id', 'title']).where('id', 'in', granting).execute()).map((o) => [Number(o.id), o.title]),
@@ -209,22 +208,24 @@ export async function grantOffers(ctx: WriteContext, siteId: number, contactId: 
   for (const offerId of granting) {
     const productIds = products.filter((p) => Number(p.offer_id) === offerId).map((p) => Number(p.product_id));
     const granted = await insertGrant(ctx, { siteId, contactId, offerId, purchaseId: null, productIds });
-    if (granted !== null && welcome) {
-      const title = titles.get(offerId) ?? `offer ${offerId}`;
-      await db
-        .insertInto('outgoing_messages')
-        .values({
-          site_id: siteId,
-          contact_id: contactId,
-          kind: 'customer_welcome',
-          to_email: customer.email,
-          subject: `Welcome to ${title}`,
-          body: `You now have access to ${title}. Sign in with ${customer.email} to get started.`,
-          created_at: at,
-        })
-        .execute();
-    }
+    if (granted !== null && welcome) await recordWelcomeEmail(ctx, { siteId, contactId, email: customer.email, title: titles.get(offerId) ?? `offer ${offerId}` });
   }
+}
+
+/** The 'customer_welcome' outgoing message of an offer granted (by hand, a form or a checkout). */
+export async function recordWelcomeEmail(ctx: WriteContext, m: { siteId: number; contactId: number; email: string; title: string }): Promise<void> {
+  await ctx.handle.db
+    .insertInto('outgoing_messages')
+    .values({
+      site_id: m.siteId,
+      contact_id: m.contactId,
+      kind: 'customer_welcome',
+      to_email: m.email,
+      subject: `Welcome to ${m.title}`,
+      body: `You now have access to ${m.title}. Sign in with ${m.email} to get started.`,
+      created_at: ctx.handle.traits.encodeTimestamp(ctx.now),
+    })
+    .execute();
 }
 
 /** Ends the contact's access to each offer: grants, purchases and their memberships. */

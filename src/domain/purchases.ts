@@ -83,8 +83,11 @@ export async function cancelPurchaseSubscription(ctx: WriteContext, record: Writ
   await deactivate(ctx, record, SUBSCRIPTION_CANCELED);
 }
 
-/** Deactivates an active purchase and ends its access; false when it was not active. */
-async function deactivate(ctx: WriteContext, record: WriteTarget, reason: string): Promise<boolean> {
+/**
+ * Deactivates an active purchase and ends its access (grants revoked, memberships ended); false
+ * when it was not active. Also used by refunds (src/domain/refunds.ts).
+ */
+export async function deactivate(ctx: WriteContext, record: WriteTarget, reason: string): Promise<boolean> {
   const db = ctx.handle.db;
   const at = ctx.handle.traits.encodeTimestamp(ctx.now);
   const updated = await db

@@ -11,6 +11,7 @@ import { forbidden } from '../jsonapi/errors.js';
 import { resourceRoutes } from '../jsonapi/routes.js';
 import { emailActivityRoutes } from './email-activity.js';
 import type { DeliveryWorker } from '../webhooks/delivery-worker.js';
+import { checkoutRoutes } from './checkouts.js';
 
 export const SANDBOX_PERMISSION = 'manage:sandbox';
 
@@ -35,6 +36,7 @@ const sandboxResourceRoutes: SandboxPart = ({ engine }) => resourceRoutes(engine
 
 /** Every part, in the order the reference lists them. */
 export const SANDBOX_PARTS: readonly SandboxPart[] = [
+  checkoutRoutes,
   sandboxResourceRoutes,
   emailActivityRoutes,
 ];

@@ -74,13 +74,42 @@ for (const dialect of DIALECTS) {
       await db?.cleanup();
     });
 
-    it('trigger: an unknown event is a usage error naming the known ones (the commerce events are not here yet)', async () => {
-      const result = await run(['trigger', 'purchase']);
+    it('trigger: an unknown event is a usage error naming the known ones; a record the account lacks is refused', async () => {
+      const result = await run(['trigger', 'purchased']);
       assert.equal(result.code, 2);
-      assert.match(result.stderr, /unknown event "purchase"; known: form_submission, tag_added, tag_removed/);
+      assert.match(result.stderr, /unknown event "purchased"; known: purchase, payment_succeeded, order_created, form_submission, tag_added, tag_removed/);
+      const noOffer = await run(['trigger', 'purchase', '--offer', '999999', '--json']);
+      assert.equal(noOffer.code, 1);
+      assert.match(JSON.parse(noOffer.stdout).error.message, /No offers record with id "999999"/);
       const missing = await run(['trigger', 'form_submission', '--form', '999999', '--json']);
       assert.equal(missing.code, 1);
       assert.match(JSON.parse(missing.stdout).error.message, /No forms record with id "999999"/);
+    });
+
+    it('trigger purchase (and payment_succeeded, order_created): a checkout of a paid one-time offer emits the three events, one each, with a delivery for each hook', async () => {
+      const hooks = { purchase: await hook('purchase'), payment_succeeded: await hook('payment_succeeded'), order_created: await hook('order_created') };
+      for (const name of ['purchase', 'payment_succeeded', 'order_created'] as const) {
+        const result = await trigger([name]);
+        assert.deepEqual(
+          result.events.map((e) => e.event),
+          ['purchase', 'payment_succeeded', 'order_created'],
+          `${name}: one event of each, in the order the records were made`,
+        );
+        assert.equal(result.made.purchases!.length, 1);
+        assert.equal(result.made.transactions!.length, 1);
+        assert.equal(result.made.orders!.length, 1);
+        const purchase = await handle.db.selectFrom('purchases').select(['customer_id', 'payment_type']).where('id', '=', Number(result.made.purchases![0])).executeTakeFirstOrThrow();
+        assert.equal(String(purchase.customer_id), result.made.customers![0]);
+        assert.equal(purchase.payment_type, 'one_time');
+        for (const e of result.events) {
+          // The demo's own hooks of the event get theirs too.
+          const ours = e.deliveries.filter((d) => d.hook_id === String(hooks[e.event as keyof typeof hooks]));
+          assert.equal(ours.length, 1, `${e.event}: one delivery to the test's hook`);
+        }
+        assert.equal(result.events[0]!.resource_id, result.made.purchases![0]);
+        assert.equal(result.events[1]!.resource_id, result.made.transactions![0]);
+      }
+      for (const id of Object.values(hooks)) await handle.db.deleteFrom('hooks').where('id', '=', id).execute();
     });
 
     it('trigger form_submission, tag_added and tag_removed: each makes its records and its event, and queues a delivery for each hook of it', async () => {

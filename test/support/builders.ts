@@ -143,6 +143,10 @@ export interface OfferInput extends Stamped {
   price_description?: string;
   single?: boolean;
   image_url?: string | null;
+  /** Subscriptions: months between charges (null: 1). */
+  billing_period_months?: number | null;
+  /** Payment plans: payments in all (null: 3). */
+  installment_count?: number | null;
   /** Products the offer gives access to (rows of offer_products). */
   productIds?: readonly number[];
 }
