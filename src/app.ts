@@ -84,6 +84,29 @@ class OneLinePerRequest extends LogController {
   }
 }
 
+/**
+ * The JSON:API engine over the database, as the app serves it. Commands that act on a running
+ * server's database (`sitebiz clock`) build one too, so that they run the same domain code.
+ */
+export async function buildEngine(
+  config: Config,
+  database: DatabaseHandle,
+  now: () => Date,
+  options: Pick<AppOptions, 'resources' | 'webhooks'> = {},
+): Promise<JsonApiEngine> {
+  return new JsonApiEngine({
+    db: database.db,
+    traits: database.traits,
+    registry: new Registry(options.resources ?? RESOURCES),
+    publicUrl: config.publicUrl,
+    ignoreUnknownFilters: config.ignoreUnknownFilters,
+    now,
+    cursorSigningKey: await loadCursorSigningKey(database),
+    services: { webhookTargets: webhookTargetPolicy(config.mode, options.webhooks?.lookup) },
+    ...(database.runSelect ? { runSelect: database.runSelect } : {}),
+  });
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const now = options.now ?? (() => new Date());
@@ -150,17 +173,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
     now,
   });
-  const engine = new JsonApiEngine({
-    db: database.db,
-    traits: database.traits,
-    registry: new Registry(options.resources ?? RESOURCES),
-    publicUrl: config.publicUrl,
-    ignoreUnknownFilters: config.ignoreUnknownFilters,
-    now,
-    cursorSigningKey: await loadCursorSigningKey(database),
-    services: { webhookTargets: webhookTargetPolicy(config.mode, options.webhooks?.lookup) },
-    ...(database.runSelect ? { runSelect: database.runSelect } : {}),
-  });
+  const engine = await buildEngine(config, database, now, options);
   app.decorate('tokens', tokens);
   app.decorate('engine', engine);
 

@@ -19,6 +19,7 @@ import { initialize, type InitResult } from './domain/initialize.js';
 import { PortUnavailableError, serve } from './server.js';
 import { configFrom, out, report, reportFailure, UsageError, withDatabase, type Command, type Options } from './cli/command.js';
 import { seedCommand } from './cli/seed.js';
+import { clockAdvanceCommand, clockShowCommand } from './cli/clock.js';
 
 /** Every command takes the configuration flags (--database-url, --port, ...). */
 const CONFIG_OPTIONS: Options = Object.fromEntries(
@@ -94,6 +95,8 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   seed: seedCommand,
+  'clock show': clockShowCommand,
+  'clock advance': clockAdvanceCommand,
   migrate: {
     summary: 'bring the database schema up to date',
     usage: 'sitebiz migrate [--json] [config flags]',
