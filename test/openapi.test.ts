@@ -81,6 +81,9 @@ function servedOperations(resources: readonly ResourceDefinition[]): string[] {
   }
   // src/webhooks/sample-routes.ts
   for (const event of HOOK_EVENT_NAMES) served.push(`GET /v1/hooks/${event}_sample`);
+  // src/sandbox (sandbox mode): the account clock.
+  served.push('GET /v1/test_helpers/clock', 'POST /v1/test_helpers/clock/advance');
+  served.push('POST /v1/test_helpers/purchases/{id}/fail_next_payment');
   return served;
 }
 
