@@ -255,4 +255,21 @@ for (const dialect of DIALECTS) {
       });
     });
   });
+
+  describe(`the account clock in production mode [${dialect}]`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await createTestApp(dialect, { env: { MODE: 'production' } });
+    });
+    after(async () => t.close());
+
+    it('is not there: 404 for GET clock, advance and fail_next_payment', async () => {
+      const token = await t.token();
+      assertError(await t.get('/v1/test_helpers/clock', token), 404);
+      assertError(await send(t, 'POST', '/v1/test_helpers/clock/advance', token, advance({ advance_by: 'P1D' })), 404);
+      assertError(await send(t, 'POST', '/v1/test_helpers/purchases/1/fail_next_payment', token), 404);
+      const row = await t.handle.db.selectFrom('accounts').select('clock_offset_ms').where('id', '=', t.tenant.accountId).executeTakeFirstOrThrow();
+      assert.equal(Number(row.clock_offset_ms), 0);
+    });
+  });
 }
