@@ -21,6 +21,7 @@ import { configFrom, out, report, reportFailure, UsageError, withDatabase, type 
 import { seedCommand } from './cli/seed.js';
 import { triggerCommand } from './cli/trigger.js';
 import { listenCommand } from './cli/listen.js';
+import { clockAdvanceCommand, clockShowCommand } from './cli/clock.js';
 
 /** Every command takes the configuration flags (--database-url, --port, ...). */
 const CONFIG_OPTIONS: Options = Object.fromEntries(
@@ -96,6 +97,8 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   seed: seedCommand,
+  'clock show': clockShowCommand,
+  'clock advance': clockAdvanceCommand,
   migrate: {
     summary: 'bring the database schema up to date',
     usage: 'sitebiz migrate [--json] [config flags]',

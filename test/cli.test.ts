@@ -148,6 +148,8 @@ describe('sitebiz CLI: help, usage and configuration errors', { concurrency: 2 }
       'serve',
       'init',
       'seed',
+      'clock show',
+      'clock advance',
       'migrate',
       'keys create',
       'keys list',

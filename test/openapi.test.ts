@@ -85,6 +85,9 @@ function servedOperations(resources: readonly ResourceDefinition[]): string[] {
   // src/sandbox/*: the test helpers written by hand (the declared ones are above).
   served.push('POST /v1/test_helpers/contacts/{id}/email_activity');
   served.push('POST /v1/test_helpers/checkouts', 'POST /v1/test_helpers/transactions/{id}/refund');
+  // src/sandbox (sandbox mode): the account clock.
+  served.push('GET /v1/test_helpers/clock', 'POST /v1/test_helpers/clock/advance');
+  served.push('POST /v1/test_helpers/purchases/{id}/fail_next_payment');
   return served;
 }
 

@@ -63,6 +63,9 @@ export interface DialectTraits {
   /** A timestamp column as its ISO 8601 UTC text (`2026-01-31T09:30:00.000Z`), for text matching. */
   timestampText(expr: Expression<unknown>): Expression<string>;
 
+  /** A timestamp column moved by `ms` milliseconds (negative: earlier), as a value to store. */
+  shiftTimestamp(expr: Expression<unknown>, ms: number): RawBuilder<unknown>;
+
   /** Whether a driver error is a unique-constraint violation. */
   isUniqueViolation(error: unknown): boolean;
 
@@ -220,6 +223,8 @@ export const sqliteTraits: DialectTraits = {
   decodeJson: (value) => (typeof value === 'string' ? JSON.parse(value) : (value ?? null)),
   // Stored as that text already.
   timestampText: (expr) => expr as Expression<string>,
+  // SQLite's date functions keep milliseconds (%f) and read the stored text, Z included.
+  shiftTimestamp: (expr, ms) => sql`strftime('%Y-%m-%dT%H:%M:%fZ', ${expr}, ${`${(ms / 1000).toFixed(3)} seconds`})`,
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE',
   lockingRows: (query) => query,
@@ -267,6 +272,7 @@ export const postgresTraits: DialectTraits = {
   // pg has already parsed jsonb: a string here is a JSON string value, not JSON text to parse.
   decodeJson: (value) => value ?? null,
   timestampText: (expr) => sql<string>`to_char(${expr} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+  shiftTimestamp: (expr, ms) => sql`${expr} + cast(${Math.round(ms)} as double precision) * interval '1 millisecond'`,
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505',
   lockingRows: (query) => query.forUpdate() as typeof query,

@@ -100,9 +100,18 @@ interface TriggerDialect {
   create(): string[];
   /** Statements that drop them (functions stay). */
   drop(): string[];
+  /**
+   * Statements that stop and restart, within one transaction, the per-row version bump of updates
+   * of a counted table (see updateManyRows). Empty where the bump costs nothing to keep.
+   */
+  pauseUpdates(table: string): string[];
+  resumeUpdates(table: string): string[];
 }
 
 const sqliteTriggers: TriggerDialect = {
+  // SQLite updates the version row in place: a bump per row costs a row write.
+  pauseUpdates: () => [],
+  resumeUpdates: () => [],
   create() {
     const out: string[] = [];
     const bumpVersion = (site: string) => `update site_counters set value = value + 1 where site_id = ${site} and counter = '${VERSION_COUNTER}';`;
@@ -145,6 +154,8 @@ const sqliteTriggers: TriggerDialect = {
 };
 
 const postgresTriggers: TriggerDialect = {
+  pauseUpdates: (table) => [`alter table ${table} disable trigger ${table}_counters`],
+  resumeUpdates: (table) => [`alter table ${table} enable trigger ${table}_counters`],
   create() {
     const out: string[] = [
       // TG_ARGV[0]: the counter of the table's rows, or '' for a table that only moves the version.
@@ -224,6 +235,28 @@ export async function lockSiteWrites(db: AnyDb, traits: DialectTraits, siteId: n
   await traits
     .lockingRows(db.selectFrom('site_counters').select('value').where('site_id', '=', siteId).where('counter', '=', VERSION_COUNTER))
     .execute();
+}
+
+/**
+ * Runs `update`, which changes many rows of a counted table without inserting or deleting any (a
+ * backfill in a migration), with the per-row version bump paused, then moves on the version of
+ * each site it names once. PostgreSQL keeps every version of a row that a transaction updates until
+ * the transaction ends, and finding the current one walks them all: a site's version row bumped
+ * once per changed row costs time quadratic in the rows (100,000 rows: minutes). Takes the table's
+ * trigger lock (ALTER TABLE) until the transaction ends: for migrations, not for requests.
+ */
+export async function updateManyRows(db: AnyDb, dialect: DialectName, table: (typeof COUNTED_TABLES)[number], update: () => Promise<Iterable<number>>): Promise<void> {
+  await run(db, TRIGGERS[dialect].pauseUpdates(table));
+  const siteIds = [...new Set(await update())];
+  await run(db, TRIGGERS[dialect].resumeUpdates(table));
+  for (let i = 0; i < siteIds.length; i += 1000) {
+    await db
+      .updateTable('site_counters')
+      .set((eb) => ({ value: eb('value', '+', 1) }))
+      .where('counter', '=', VERSION_COUNTER)
+      .where('site_id', 'in', siteIds.slice(i, i + 1000))
+      .execute();
+  }
 }
 
 /** Creates the counter table's upkeep triggers (the 0004 migration, and after a bulk load). */

@@ -2,7 +2,7 @@
 // introduction at the top of the OpenAPI document (authentication, paging, filters, extensions).
 // Everything the page shows is served by sitebiz itself; nothing is fetched from elsewhere.
 import type { Mode } from '../config.js';
-import { SANDBOX_TAG } from '../sandbox/routes.js';
+import { SANDBOX_TAG } from '../sandbox/part.js';
 import { readFileSync } from 'node:fs';
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { tagOf } from '../jsonapi/nouns.js';

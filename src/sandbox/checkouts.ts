@@ -15,7 +15,7 @@ import { attr, defineResource, rel } from '../jsonapi/resource.js';
 import { errorDocumentSchema, errorResponses, resourceObjectSchema } from '../jsonapi/route-schemas.js';
 import { refuseQueryParameters } from '../jsonapi/routes.js';
 import { readResourceDocument, type WriteRules } from '../jsonapi/write-document.js';
-import { SANDBOX_TAG, type SandboxPart } from './routes.js';
+import { SANDBOX_TAG, type SandboxPart } from './part.js';
 
 /** The request document of a checkout (read with the engine's document reader; no table). */
 const CHECKOUT_DOCUMENT = defineResource({

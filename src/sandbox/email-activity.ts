@@ -9,7 +9,7 @@ import { JSONAPI_MEDIA_TYPE } from '../jsonapi/http.js';
 import { errorDocumentSchema, errorResponses, resourceObjectSchema } from '../jsonapi/route-schemas.js';
 import { refuseQueryParameters } from '../jsonapi/routes.js';
 import { readResourceDocument, type WriteRules } from '../jsonapi/write-document.js';
-import { SANDBOX_TAG, type SandboxPart } from './routes.js';
+import { SANDBOX_TAG, type SandboxPart } from './part.js';
 
 const RULES: WriteRules = { writable: ['kind', 'bounce_type'], required: ['kind'], relationships: { broadcast: { required: true } } };
 

@@ -4,32 +4,15 @@
 // account only. Each part of the sandbox is one plugin in this folder, listed in SANDBOX_PARTS.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/authenticate.js';
-import type { Config } from '../config.js';
-import type { DatabaseHandle } from '../db/connect.js';
-import type { JsonApiEngine } from '../jsonapi/engine.js';
 import { forbidden } from '../jsonapi/errors.js';
 import { resourceRoutes } from '../jsonapi/routes.js';
-import { emailActivityRoutes } from './email-activity.js';
-import type { DeliveryWorker } from '../webhooks/delivery-worker.js';
 import { checkoutRoutes } from './checkouts.js';
+import { clockPart } from './clock.js';
+import { emailActivityRoutes } from './email-activity.js';
+import { failNextPaymentPart } from './fail-next-payment.js';
+import { SANDBOX_PERMISSION, type SandboxPart, type SandboxServices } from './part.js';
 
-export const SANDBOX_PERMISSION = 'manage:sandbox';
-
-/** The OpenAPI tag of every test helper route. */
-export const SANDBOX_TAG = 'Sandbox';
-
-/** What the sandbox's routes work with: the app's engine, database and worker. */
-export interface SandboxServices {
-  config: Config;
-  engine: JsonApiEngine;
-  database: DatabaseHandle;
-  webhooks: DeliveryWorker;
-  /** Real time (the app's clock); an account's "now" is engine.now(principal). */
-  now: () => Date;
-}
-
-/** A part of the sandbox: registers its routes, relative to /v1/test_helpers. */
-export type SandboxPart = (services: SandboxServices) => (app: FastifyInstance) => Promise<void>;
+export { SANDBOX_PERMISSION, SANDBOX_TAG, type SandboxPart, type SandboxServices } from './part.js';
 
 /** The declared resources served under /v1/test_helpers (pathPrefix test_helpers; email broadcasts). */
 const sandboxResourceRoutes: SandboxPart = ({ engine }) => resourceRoutes(engine, 'test_helpers');
@@ -37,6 +20,8 @@ const sandboxResourceRoutes: SandboxPart = ({ engine }) => resourceRoutes(engine
 /** Every part, in the order the reference lists them. */
 export const SANDBOX_PARTS: readonly SandboxPart[] = [
   checkoutRoutes,
+  failNextPaymentPart,
+  clockPart,
   sandboxResourceRoutes,
   emailActivityRoutes,
 ];

@@ -4,6 +4,10 @@
 // success, and a failure when it is 5 days old disables the hook and fails its unfinished
 // deliveries. A stale attempt (its lease ran out, or the delivery was cancelled or redelivered
 // meanwhile) is logged and changes nothing else.
+//
+// Times: the queue (next_attempt_at) runs on real time; everything else written here (the
+// attempt's times, updated_at, last_attempt_at, failing_since, disabled_at) and the 5-day rule use
+// the account's time (real time plus the offset the claim read; docs/sandbox.md).
 import type { DatabaseHandle } from '../db/connect.js';
 import { lockSiteWrites } from '../db/site-counters.js';
 import type { ClaimedDelivery } from './delivery-queue.js';
@@ -33,8 +37,12 @@ export function failureReason(result: PostResult): string | null {
 
 export interface AttemptRecord {
   claim: ClaimedDelivery;
+  /** startedAt and now are real time (the worker's clock). */
   attempt: { startedAt: Date; result: PostResult; now: Date; random?: () => number };
 }
+
+/** A real time in the account of the claimed delivery. */
+const accountTime = (claim: ClaimedDelivery, real: Date): Date => (claim.clockOffsetMs ? new Date(real.getTime() + claim.clockOffsetMs) : real);
 
 /**
  * The outcomes of several attempts, in as few transactions as possible (a worker hands over every
@@ -60,7 +68,7 @@ export async function recordOutcomes(handle: DatabaseHandle, records: readonly A
       record,
       clearFailing: live && success && failingSince !== null,
       markFailing: live && !success && failingSince === null,
-      disable: live && !success && failingSince !== null && now.getTime() - Date.parse(failingSince) >= DISABLE_AFTER_MS,
+      disable: live && !success && failingSince !== null && accountTime(record.claim, now).getTime() - Date.parse(failingSince) >= DISABLE_AFTER_MS,
     };
   });
   const outcomes = new Map<AttemptRecord, Outcome>();
@@ -90,7 +98,10 @@ async function writeOutcome(
   const { claim, attempt } = plan.record;
   const { clearFailing, markFailing, disable } = plan;
   const { result, now } = attempt;
-  const at = traits.encodeTimestamp(now);
+  // The account's time, for its records; the queue's due times stay real.
+  const at = traits.encodeTimestamp(accountTime(claim, now));
+  const realAt = traits.encodeTimestamp(now);
+  const startedAt = traits.encodeTimestamp(accountTime(claim, attempt.startedAt));
   const success = isSuccess(result.status);
   const reason = failureReason(result);
   await trx
@@ -99,7 +110,7 @@ async function writeOutcome(
       site_id: claim.siteId,
       delivery_id: claim.id,
       attempt_number: claim.attemptNumber,
-      started_at: traits.encodeTimestamp(attempt.startedAt),
+      started_at: startedAt,
       duration_ms: result.durationMs,
       response_status: result.status,
       response_headers: result.headers === null ? null : traits.encodeJson(result.headers),
@@ -115,7 +126,7 @@ async function writeOutcome(
   const change =
     status === 'released'
       ? // Cut short by a stopping worker: due again at once, for another worker, and not a failure.
-        { next_attempt_at: at, last_error: reason }
+        { next_attempt_at: realAt, last_error: reason }
       : status === 'succeeded'
         ? { status, next_attempt_at: null, last_response_status: result.status, last_error: null }
         : {
@@ -127,7 +138,7 @@ async function writeOutcome(
           };
   const updated = await trx
     .updateTable('webhook_deliveries')
-    .set({ ...change, last_attempt_at: traits.encodeTimestamp(attempt.startedAt), updated_at: at })
+    .set({ ...change, last_attempt_at: startedAt, updated_at: at })
     .where('id', '=', claim.id)
     .where('attempt_count', '=', claim.attemptNumber)
     .where('next_attempt_at', '=', claim.leaseUntil)

@@ -10,6 +10,12 @@
 // The claim is also the fence: the attempt's outcome is written only where the delivery still
 // has the claimed attempt_count and lease end and is unfinished (delivery-outcomes.ts), so a worker
 // whose lease ran out, a delivery cancelled or redelivered meanwhile, is never overwritten.
+//
+// Two clocks: the queue (next_attempt_at, leases) runs on real time, and what the worker writes
+// into an account's records (updated_at, attempts' times, a hook's health) is that account's time
+// (its sandbox clock, accounts.clock_offset_ms; docs/sandbox.md). The claim reads the offsets of
+// the claimed deliveries' accounts with one query per claim, and each claim carries its offset.
+import { sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 
 export interface ClaimedDelivery {
@@ -29,6 +35,8 @@ export interface ClaimedDelivery {
   secrets: string[];
   /** The request body, the same bytes on every attempt. */
   body: string;
+  /** The delivery's account clock offset when claimed, ms: its account time is real time plus this. */
+  clockOffsetMs: number;
 }
 
 /** The lease of a claim: the attempt's deadline and a margin for recording its outcome. */
@@ -120,6 +128,19 @@ export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptio
     });
     if (full.length > 0) heldBack = true;
     if (due.length === 0) return [];
+    const offsetOfSite = await clockOffsetsOfSites(trx, [...new Set(due.map((d) => Number(d.site_id)))]);
+    const offsetOf = (d: { site_id: unknown }) => offsetOfSite.get(Number(d.site_id)) ?? 0;
+    /** Writes `change` to the deliveries, each stamped updated_at with its account's time (one statement per distinct offset). */
+    const updateStamped = async (rows: typeof due, change: (at: string) => Record<string, unknown>) => {
+      for (const offset of new Set(rows.map(offsetOf))) {
+        const ids = rows.filter((d) => offsetOf(d) === offset).map((d) => Number(d.id));
+        await trx
+          .updateTable('webhook_deliveries')
+          .set(change(traits.encodeTimestamp(new Date(options.now.getTime() + offset))) as never)
+          .where('id', 'in', ids)
+          .execute();
+      }
+    };
     // Read, not locked: a hook row locked here would hold up its site's writes, and a rotation or
     // deletion committed after this read is handled by the fence.
     const hooks = await trx
@@ -128,19 +149,14 @@ export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptio
       .where('id', 'in', [...new Set(due.map((d) => d.hook_id))])
       .execute();
     const hookById = new Map(hooks.map((h) => [Number(h.id), h]));
-    const finish = async (ids: number[], status: 'cancelled' | 'failed', reason: string) => {
-      if (ids.length === 0) return;
-      await trx.updateTable('webhook_deliveries').set({ status, next_attempt_at: null, last_error: reason, updated_at: at }).where('id', 'in', ids).execute();
+    const finish = async (rows: typeof due, status: 'cancelled' | 'failed', reason: string) => {
+      await updateStamped(rows, (updatedAt) => ({ status, next_attempt_at: null, last_error: reason, updated_at: updatedAt }));
     };
-    await finish(due.filter((d) => !hookById.has(Number(d.hook_id))).map((d) => Number(d.id)), 'cancelled', HOOK_DELETED);
-    await finish(due.filter((d) => hookById.get(Number(d.hook_id))?.disabled_at != null).map((d) => Number(d.id)), 'failed', HOOK_DISABLED);
+    await finish(due.filter((d) => !hookById.has(Number(d.hook_id))), 'cancelled', HOOK_DELETED);
+    await finish(due.filter((d) => hookById.get(Number(d.hook_id))?.disabled_at != null), 'failed', HOOK_DISABLED);
     const live = due.filter((d) => hookById.get(Number(d.hook_id))?.disabled_at === null);
     if (live.length === 0) return [];
-    await trx
-      .updateTable('webhook_deliveries')
-      .set((eb) => ({ next_attempt_at: leaseUntil, attempt_count: eb('attempt_count', '+', 1), updated_at: at }))
-      .where('id', 'in', live.map((d) => Number(d.id)))
-      .execute();
+    await updateStamped(live, (updatedAt) => ({ next_attempt_at: leaseUntil, attempt_count: sql`attempt_count + 1`, updated_at: updatedAt }));
     const events = await trx
       .selectFrom('outbox_events')
       .select(['id', 'payload'])
@@ -159,12 +175,25 @@ export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptio
         attemptNumber: d.attempt_count + 1,
         failuresInRound: d.failures_in_round,
         leaseUntil,
-        secrets: signingSecrets(handle, hook, options.now),
+        // previous_secret_expires_at was written in the account's time.
+        secrets: signingSecrets(handle, hook, new Date(options.now.getTime() + offsetOf(d))),
         body: JSON.stringify({ id: String(d.resource_id ?? ''), event: d.event, payload: payloadOf.get(Number(d.event_id)) ?? [] }),
+        clockOffsetMs: offsetOf(d),
       };
     });
   });
   return { claimed, heldBack };
+}
+
+/** The clock offset of each site's account, ms (one query). */
+async function clockOffsetsOfSites(db: DatabaseHandle['db'], siteIds: number[]): Promise<Map<number, number>> {
+  const rows = await db
+    .selectFrom('sites')
+    .innerJoin('accounts', 'accounts.id', 'sites.account_id')
+    .select(['sites.id as site_id', 'accounts.clock_offset_ms'])
+    .where('sites.id', 'in', siteIds)
+    .execute();
+  return new Map(rows.map((r) => [Number(r.site_id), Number(r.clock_offset_ms)]));
 }
 
 function signingSecrets(

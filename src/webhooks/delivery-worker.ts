@@ -9,9 +9,10 @@
 // the due index; a claim transaction runs only when something is due.
 //
 // Every "now" (scheduling, leases, started_at) comes from the clock the app was given, so tests
-// and, later, the sandbox's clocks move it. The webhook-timestamp header is the one exception: a
-// receiver checks it against its own clock (Standard Webhooks allows 5 minutes either way), so it
-// is the wall clock's time of the attempt.
+// move it. The queue runs on that real time; what an attempt writes into an account's records is
+// the account's time, its sandbox clock (delivery-outcomes.ts). The webhook-timestamp header is
+// the one exception: a receiver checks it against its own clock (Standard Webhooks allows 5
+// minutes either way), so it is the wall clock's time of the attempt.
 import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';

@@ -8,9 +8,13 @@
 //   and the earlier schema kept only in price_description. Existing offers are filled in from
 //   their price description ("/year" renews yearly; "N payments of" has N payments).
 // - purchases.next_charge_at: when the next renewal or installment falls due (null when none
-//   will), and purchases.fail_next_charge: the next one fails (fail_next_payment).
+//   will), and purchases.fail_next_charge: the next one fails (fail_next_payment). Existing
+//   purchases are filled in (backfillNextCharges): an active subscription, or a payment plan with
+//   installments to come, is next charged at the first time after now of its schedule (its start
+//   plus whole billing periods), as the demo seed computes it.
 import { sql, type Kysely } from 'kysely';
 import type { DialectTraits } from '../dialect-traits.js';
+import { updateManyRows } from '../site-counters.js';
 import type { AppMigration } from './index.js';
 
 export const sandbox: AppMigration = {
@@ -41,5 +45,80 @@ export const sandbox: AppMigration = {
       .columns(['site_id', 'next_charge_at', 'id'])
       .where(sql.ref('next_charge_at'), 'is not', null)
       .execute();
+    await backfillNextCharges(db, t, new Date());
   },
 };
+
+/** Purchases read and written per statement: bounded memory and parameters on a large database. */
+const BACKFILL_BATCH = 2_000;
+
+/** `date` plus `months` calendar months, as JavaScript (and the demo's schedule) counts them. */
+function plusMonths(date: Date, months: number): Date {
+  const d = new Date(date.getTime());
+  d.setUTCMonth(d.getUTCMonth() + months);
+  return d;
+}
+
+/**
+ * The first charge of a schedule after `now`: `start` plus k whole periods (k >= 1), and for a
+ * payment plan only while k is below its installment count; null when none is left.
+ */
+export function nextChargeAfter(start: Date, periodMonths: number, now: Date, installments?: number): Date | null {
+  const elapsed = (now.getUTCFullYear() - start.getUTCFullYear()) * 12 + (now.getUTCMonth() - start.getUTCMonth());
+  let k = Math.max(1, Math.floor(elapsed / periodMonths) - 1);
+  while (plusMonths(start, k * periodMonths) <= now) k++;
+  if (installments !== undefined && k >= installments) return null;
+  return plusMonths(start, k * periodMonths);
+}
+
+/**
+ * Fills purchases.next_charge_at where it is null, for active subscriptions and payment plans with
+ * payments to come (not deactivated), in id order, BACKFILL_BATCH purchases a statement. Each
+ * site's data version moves on once (updateManyRows), not once per purchase.
+ */
+export async function backfillNextCharges(db: Kysely<unknown>, t: DialectTraits, now: Date): Promise<number> {
+  // The migration's tables are untyped here (migrations see the schema as it was).
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const k = db as Kysely<any>;
+  const castTimestamp = t.timestampType === 'text' ? sql.raw('text') : t.timestampType;
+  let filled = 0;
+  await updateManyRows(k, t.name, 'purchases', async () => {
+    const sites = new Set<number>();
+    for (let after = 0; ; ) {
+      const rows: Array<Record<string, unknown>> = await k
+        .selectFrom('purchases as p')
+        .innerJoin('offers as o', 'o.id', 'p.offer_id')
+        .select(['p.id', 'p.site_id', 'p.created_at', 'p.effective_start_at', 'p.payment_type', 'p.multipay_payments_made', 'o.billing_period_months', 'o.installment_count'])
+        .where('p.id', '>', after)
+        .where('p.deactivated_at', 'is', null)
+        .where('p.next_charge_at', 'is', null)
+        .where((eb) => eb.or([eb('p.subscription_status', '=', 'active'), eb('p.payment_type', '=', 'multipay')]))
+        .orderBy('p.id')
+        .limit(BACKFILL_BATCH)
+        .execute();
+      if (rows.length === 0) break;
+      after = Number(rows[rows.length - 1]!.id);
+      const due: Array<{ id: number; at: string }> = [];
+      for (const row of rows) {
+        const start = t.decodeTimestamp(row.effective_start_at) ?? t.decodeTimestamp(row.created_at);
+        if (start === null) continue;
+        const multipay = row.payment_type === 'multipay';
+        const installments = multipay ? Number(row.installment_count ?? 0) : undefined;
+        if (multipay && Number(row.multipay_payments_made ?? 0) >= installments!) continue;
+        const at = nextChargeAfter(new Date(start), Math.max(1, Number(row.billing_period_months ?? 1)), now, installments);
+        if (at === null) continue;
+        due.push({ id: Number(row.id), at: t.encodeTimestamp(at) });
+        sites.add(Number(row.site_id));
+      }
+      if (due.length === 0) continue;
+      const cases = sql.join(
+        due.map((d) => sql`when ${d.id} then cast(${d.at} as ${castTimestamp})`),
+        sql` `,
+      );
+      await sql`update purchases set next_charge_at = case id ${cases} end where id in (${sql.join(due.map((d) => d.id))})`.execute(k);
+      filled += due.length;
+    }
+    return sites;
+  });
+  return filled;
+}

@@ -1,0 +1,26 @@
+// What every part of the sandbox shares (src/sandbox/routes.ts mounts the parts): its permission,
+// its OpenAPI tag, and the services a part is built with. A module of its own so that the parts
+// import it without importing the list of parts, which imports them.
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+import type { DatabaseHandle } from '../db/connect.js';
+import type { JsonApiEngine } from '../jsonapi/engine.js';
+import type { DeliveryWorker } from '../webhooks/delivery-worker.js';
+
+export const SANDBOX_PERMISSION = 'manage:sandbox';
+
+/** The OpenAPI tag of every test helper route. */
+export const SANDBOX_TAG = 'Sandbox';
+
+/** What the sandbox's routes work with: the app's engine, database and worker. */
+export interface SandboxServices {
+  config: Config;
+  engine: JsonApiEngine;
+  database: DatabaseHandle;
+  webhooks: DeliveryWorker;
+  /** Real time (the app's clock); an account's "now" is engine.now(principal). */
+  now: () => Date;
+}
+
+/** A part of the sandbox: registers its routes, relative to /v1/test_helpers. */
+export type SandboxPart = (services: SandboxServices) => (app: FastifyInstance) => Promise<void>;
