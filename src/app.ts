@@ -27,6 +27,9 @@ import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { hookSampleRoutes } from './webhooks/sample-routes.js';
 import { webhookTargetPolicy, type Lookup } from './webhooks/target-addresses.js';
 import { RESOURCES } from './resources/index.js';
+import { FaultInjector } from './sandbox/faults.js';
+import { confirmationRoute } from './sandbox/messages.js';
+import { RequestJournal } from './sandbox/request-journal.js';
 import { sandboxRoutes } from './sandbox/routes.js';
 import { meRoute } from './routes/me.js';
 import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
@@ -134,6 +137,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // database closes.
   app.addHook('onClose', async () => webhooks.stop());
   app.decorateRequest('principal', null);
+  app.decorateRequest('clientKeyId', null);
   // Once the app is closing, every answer ends its connection: a kept-alive connection would
   // otherwise hold the shutdown until its keep-alive timeout.
   let closing = false;
@@ -173,6 +177,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   }
 
+  // The sandbox's request journal and faults (docs/sandbox.md); production mode has neither.
+  const sandbox =
+    config.mode === 'sandbox'
+      ? {
+          journal: new RequestJournal({ handle: database, size: config.requestJournalSize, now, log: app.log.child({ component: 'request-journal' }) }),
+          faults: new FaultInjector(database),
+        }
+      : undefined;
+  sandbox?.journal.install(app);
+
   installErrorHandling(app);
   const addMethodNotAllowedRoutes = trackRoutesForMethodNotAllowed(app);
   acceptJsonBodies(app);
@@ -203,13 +217,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(oauthRoutes(tokens, limits));
       await v1.register(async (api) => {
         api.addHook('onRequest', bearerAuthentication(tokens, limits));
+        if (sandbox) api.addHook('onRequest', sandbox.faults.inject);
         await api.register(meRoute(engine));
         await api.register(resourceRoutes(engine));
         await api.register(hookSampleRoutes(engine));
-        if (config.mode === 'sandbox') {
-          await api.register(sandboxRoutes({ config, engine, database, webhooks, now }), { prefix: '/test_helpers' });
+        if (sandbox) {
+          await api.register(sandboxRoutes({ config, engine, database, webhooks, now, ...sandbox }), { prefix: '/test_helpers' });
         }
       });
+      // The link of a double opt-in message is followed without a token.
+      if (sandbox) await v1.register(confirmationRoute({ database, now }), { prefix: '/test_helpers' });
     },
     { prefix: '/v1' },
   );

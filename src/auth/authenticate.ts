@@ -9,6 +9,12 @@ import type { TokenService } from './tokens.js';
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
+    /**
+     * The API key that authenticated an OAuth request with its client credentials or refresh
+     * token (a Bearer request's key is its principal's); null otherwise. The sandbox's request
+     * journal keeps the requests of a known key only.
+     */
+    clientKeyId: number | null;
   }
 }
 

@@ -141,7 +141,8 @@ export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
             await limits.recordFailure(request, client.clientId);
             throw invalidClient(client.basic);
           }
-          return reply.type('application/json').send(issued);
+          request.clientKeyId = issued.apiKeyId;
+          return reply.type('application/json').send(issued.tokens);
         }
 
         if (grantType === 'refresh_token') {
@@ -149,7 +150,8 @@ export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
           if (!refreshToken) throw oauthError(400, 'invalid_request', 'refresh_token is required for grant_type=refresh_token');
           const issued = await tokens.refresh(refreshToken);
           if (!issued) throw oauthError(400, 'invalid_grant', 'The refresh token is unknown, expired, revoked or already used');
-          return reply.type('application/json').send(issued);
+          request.clientKeyId = issued.apiKeyId;
+          return reply.type('application/json').send(issued.tokens);
         }
 
         throw oauthError(
@@ -177,6 +179,7 @@ export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
       async (request, reply) => {
         const params = readParams(request);
         const apiKeyId = await revokingKeyId(request, reply, params, tokens, limits);
+        request.clientKeyId = apiKeyId;
         if (!params.token) throw oauthError(400, 'invalid_request', 'token is required');
         await tokens.revoke(params.token, apiKeyId);
         // An empty body, as upstream documents, labelled JSON: simple-oauth2 (through wreck's

@@ -21,6 +21,12 @@ export interface IssuedTokens {
   expires_in: number;
 }
 
+/** Tokens just issued, and the API key they were issued to. */
+export interface IssuedGrant {
+  apiKeyId: number;
+  tokens: IssuedTokens;
+}
+
 export class TokenService {
   private readonly queries: ReturnType<typeof authenticationQueries>;
 
@@ -32,10 +38,10 @@ export class TokenService {
   }
 
   /** client_credentials: the key's id and secret. Undefined when they do not match a key. */
-  async grantForClient(clientId: string, clientSecret: string): Promise<IssuedTokens | undefined> {
+  async grantForClient(clientId: string, clientSecret: string): Promise<IssuedGrant | undefined> {
     const keyId = await this.clientKeyId(clientId, clientSecret);
     // Each client_credentials grant starts a family of its own; its refreshes inherit it.
-    return keyId === undefined ? undefined : this.issue(keyId, randomUUID());
+    return keyId === undefined ? undefined : { apiKeyId: keyId, tokens: await this.issue(keyId, randomUUID()) };
   }
 
   /** The API key with this client id and secret (client authentication); undefined when none matches. */
@@ -67,7 +73,7 @@ export class TokenService {
    * tokens, and the other's refusal then revokes those as well (a client refreshes once per token;
    * with its client credentials it can always start a new grant).
    */
-  async refresh(refreshToken: string): Promise<IssuedTokens | undefined> {
+  async refresh(refreshToken: string): Promise<IssuedGrant | undefined> {
     const now = this.settings.now();
     const { db, traits } = this.handle;
     return db.transaction().execute(async (trx) => {
@@ -98,7 +104,8 @@ export class TokenService {
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
       if (Number(revoked.numUpdatedRows) !== 1) return revokeFamily();
-      return this.issue(Number(grant.api_key_id), grant.family_id, trx);
+      const apiKeyId = Number(grant.api_key_id);
+      return { apiKeyId, tokens: await this.issue(apiKeyId, grant.family_id, trx) };
     });
   }
 

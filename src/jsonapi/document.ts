@@ -3,7 +3,7 @@
 import type { DialectTraits } from '../db/dialect-traits.js';
 import { decoderFor, type Decoder } from './codecs.js';
 import { LINKAGE, type IncludedRecord, type LinkedRow } from './executor.js';
-import type { ResourceDefinition } from './resource.js';
+import { resourcePath, type ResourceDefinition } from './resource.js';
 
 export interface ResourceIdentifier {
   type: string;
@@ -32,7 +32,7 @@ export class DocumentRenderer {
   ) {}
 
   resourceUrl(resource: ResourceDefinition, id: string): string {
-    return `${this.baseUrl}/v1/${resource.type}/${id}`;
+    return `${this.baseUrl}/v1/${resourcePath(resource)}/${id}`;
   }
 
   resourceObject(resource: ResourceDefinition, row: LinkedRow, fields: ReadonlySet<string> | undefined): ResourceObject {

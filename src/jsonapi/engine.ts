@@ -11,8 +11,8 @@ import { CursorCodec } from './cursors.js';
 import { cursorLinks, pageLinks, queryString, type CursorLinks, type PageLinks } from './links.js';
 import { parseIdValue, planList, planShow, type ListPlan, type PlanOptions } from './planner.js';
 import { parseQueryString, type ParsedQuery } from './query-parser.js';
-import type { Registry } from './registry.js';
-import { visibleValues, type AnyEB, type ResourceDefinition, type WriteContext, type WriteDef, type WriteInput, type WriteServices, type WriteTarget } from './resource.js';
+import { Registry } from './registry.js';
+import { resourcePath, visibleValues, type AnyEB, type ResourceDefinition, type WriteContext, type WriteDef, type WriteInput, type WriteServices, type WriteTarget } from './resource.js';
 import { readRelationshipDocument, readResourceDocument } from './write-document.js';
 
 export interface EngineOptions {
@@ -69,6 +69,14 @@ export class JsonApiEngine {
     this.renderer = new DocumentRenderer(options.publicUrl, options.traits);
   }
 
+  /**
+   * An engine that serves `resources` besides this one's, over the same database and settings:
+   * resources declared outside the API's list (the sandbox's, mounted by their own routes).
+   */
+  extend(resources: readonly ResourceDefinition[]): JsonApiEngine {
+    return new JsonApiEngine({ ...this.options, registry: new Registry([...this.registry.all(), ...resources]) });
+  }
+
   /** How often queries were compiled and how often a compiled shape was reused (query-shapes.ts). */
   get queryShapeStats(): Readonly<{ reused: number; compiled: number; unpredictable: number }> {
     return { ...this.executor.shapes.stats };
@@ -78,7 +86,7 @@ export class JsonApiEngine {
   async list(resource: ResourceDefinition, rawQuery: string, principal: Principal): Promise<ListDocument> {
     const query = parseQueryString(rawQuery);
     const plan = planList(resource, query, this.planOptions(principal));
-    return this.listDocument(resource, query, plan, `${this.options.publicUrl}/v1/${resource.type}`);
+    return this.listDocument(resource, query, plan, `${this.options.publicUrl}/v1/${resourcePath(resource)}`);
   }
 
   private async listDocument(resource: ResourceDefinition, query: ParsedQuery, plan: ListPlan, base: string): Promise<ListDocument> {

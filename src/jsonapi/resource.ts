@@ -356,6 +356,12 @@ export interface ResourceDefinition {
   includeNarrowing: Record<string, { search?: (eb: AnyEB, text: string, ctx: QueryContext) => Condition }>;
   /** Which generic routes the engine mounts for this resource. */
   routes: { list: boolean; show: boolean };
+  /**
+   * Path segments under /v1 before the type, for a resource served under another path than
+   * /v1/<type> (the sandbox's, under `test_helpers`): its links are /v1/<routePrefix>/<type>/...
+   * Such a resource is not one of the API's (RESOURCES); whoever serves it mounts its routes.
+   */
+  routePrefix?: string;
   /** Mounts POST, PATCH and DELETE when present (see WriteDef). */
   write: WriteDef | undefined;
   /** Mounts `POST /v1/<type>/<id>/<name>` for each (see ActionDef). */
@@ -527,6 +533,11 @@ export function declarations<T>(members: Record<string, T> = {}): Record<string,
   const map: Record<string, T> = Object.create(null);
   for (const [name, member] of Object.entries(members)) map[name] = member;
   return map;
+}
+
+/** The URL path of a resource's records under /v1: its type, after its routePrefix if any. */
+export function resourcePath(resource: Pick<ResourceDefinition, 'type' | 'routePrefix'>): string {
+  return resource.routePrefix ? `${resource.routePrefix}/${resource.type}` : resource.type;
 }
 
 /** Whether every declaration map of a resource is one that `declarations` made. */

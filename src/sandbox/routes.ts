@@ -9,6 +9,11 @@ import type { DatabaseHandle } from '../db/connect.js';
 import type { JsonApiEngine } from '../jsonapi/engine.js';
 import { forbidden } from '../jsonapi/errors.js';
 import type { DeliveryWorker } from '../webhooks/delivery-worker.js';
+import { faultsPart } from './fault-routes.js';
+import type { FaultInjector } from './faults.js';
+import { journalPart } from './journal.js';
+import { messagesPart } from './messages.js';
+import type { RequestJournal } from './request-journal.js';
 
 export const SANDBOX_PERMISSION = 'manage:sandbox';
 
@@ -23,13 +28,17 @@ export interface SandboxServices {
   webhooks: DeliveryWorker;
   /** Real time (the app's clock); an account's "now" is engine.now(principal). */
   now: () => Date;
+  /** The request journal of this process (request-journal.ts). */
+  journal: RequestJournal;
+  /** The faults this process applies (faults.ts). */
+  faults: FaultInjector;
 }
 
 /** A part of the sandbox: registers its routes, relative to /v1/test_helpers. */
 export type SandboxPart = (services: SandboxServices) => (app: FastifyInstance) => Promise<void>;
 
 /** Every part, in the order the reference lists them. */
-export const SANDBOX_PARTS: readonly SandboxPart[] = [];
+export const SANDBOX_PARTS: readonly SandboxPart[] = [messagesPart, journalPart, faultsPart];
 
 async function requireSandboxPermission(request: FastifyRequest): Promise<void> {
   if (!principalOf(request).permissions.has(SANDBOX_PERMISSION)) {

@@ -27,6 +27,7 @@ const DEFAULTS: Config = {
   webhookConcurrency: 32,
   webhookPollMs: 1_000,
   webhookWorker: true,
+  requestJournalSize: 1000,
 };
 
 /** The problems of a configuration that must fail. */
