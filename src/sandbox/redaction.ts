@@ -20,6 +20,8 @@ const QUERY_PAIR = /(^|[?&])([^=&#]*)=([^&#]*)/g;
 
 /** A JSON text (or anything else) with the string values of secret members and every whsec_ secret redacted. */
 export function redactText(text: string): string {
+  // Most bodies name no secret at all: one scan tells, instead of matching every member.
+  if (!SECRET_NAME.test(text) && !text.includes('whsec_')) return text;
   return text
     .replace(JSON_MEMBER, (whole, name: string, colon: string) => (isSecretName(name) ? `"${name}"${colon}"${REDACTED}"` : whole))
     .replace(SIGNING_SECRET, REDACTED);

@@ -181,5 +181,7 @@ function bodyText(body: unknown): string | null {
   else if (typeof body === 'object' && typeof (body as { pipe?: unknown }).pipe === 'function') return null; // a stream
   else text = JSON.stringify(body) ?? '';
   if (text === '') return null;
-  return cutToBytes(redactText(text), JOURNAL_BODY_BYTES);
+  // Only the start is kept: redact twice as many characters as can be kept (each is at least a
+  // byte), not a whole list page. A secret cut short there is still redacted (redaction.ts).
+  return cutToBytes(redactText(text.slice(0, 2 * JOURNAL_BODY_BYTES)), JOURNAL_BODY_BYTES);
 }
