@@ -137,7 +137,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // database closes.
   app.addHook('onClose', async () => webhooks.stop());
   app.decorateRequest('principal', null);
-  app.decorateRequest('clientKeyId', null);
+  app.decorateRequest('clientKey', null);
   // Once the app is closing, every answer ends its connection: a kept-alive connection would
   // otherwise hold the shutdown until its keep-alive timeout.
   let closing = false;
@@ -222,7 +222,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         await api.register(resourceRoutes(engine));
         await api.register(hookSampleRoutes(engine));
         if (sandbox) {
-          await api.register(sandboxRoutes({ config, engine, database, webhooks, now, ...sandbox }), { prefix: '/test_helpers' });
+          await api.register(sandboxRoutes({ config, engine, database, webhooks, now, journal: sandbox.journal }), { prefix: '/test_helpers' });
         }
       });
       // The link of a double opt-in message is followed without a token.

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { unauthorized } from '../jsonapi/errors.js';
 import type { Principal } from './principal.js';
 import type { RateLimits } from './rate-limits.js';
-import type { TokenService } from './tokens.js';
+import type { ApiKeyIdentity, TokenService } from './tokens.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -14,7 +14,7 @@ declare module 'fastify' {
      * token (a Bearer request's key is its principal's); null otherwise. The sandbox's request
      * journal keeps the requests of a known key only.
      */
-    clientKeyId: number | null;
+    clientKey: ApiKeyIdentity | null;
   }
 }
 

@@ -16,6 +16,8 @@ export interface AccountsTable {
   name: string;
   /** How far the account's sandbox clock is ahead of real time, ms (0010_sandbox); only grows. */
   clock_offset_ms: Generated<DbBigint>;
+  /** Goes up whenever the account's sandbox faults are created or deleted (0012_journal_and_faults). */
+  faults_version: Generated<DbBigint>;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
 }

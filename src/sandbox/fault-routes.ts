@@ -7,7 +7,7 @@ import { attr, defineResource } from '../jsonapi/resource.js';
 import { createRouteSchema, deleteRouteSchema, listRouteSchema, showRouteSchema } from '../jsonapi/route-schemas.js';
 import { rawQueryOf, refuseQueryParameters } from '../jsonapi/routes.js';
 import { readResourceDocument, type WriteRules } from '../jsonapi/write-document.js';
-import { CACHE_TTL_MS, FAULT_RETRY_AFTER_SECONDS, FAULT_STATUSES, MAX_LATENCY_MS } from './faults.js';
+import { FAULT_RETRY_AFTER_SECONDS, FAULT_STATUSES, faultsChanged, MAX_LATENCY_MS } from './faults.js';
 import { SANDBOX_TAG, type SandboxPart } from './routes.js';
 
 const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
@@ -22,7 +22,7 @@ export const faults = defineResource({
     'Faults on demand (sandbox): requests of the account\'s keys whose method and path match a fault get its answer ' +
     `(status 429, 500, 502, 503 or 504, a JSON:API error with code fault_injected; Retry-After: ${FAULT_RETRY_AFTER_SECONDS} with 429 and 503) or its delay (latency_ms), or the delay and then the answer. ` +
     'times: only that many requests, counted across processes; rate: that share of the matching requests; neither: every one until the fault is deleted. ' +
-    `The first matching fault (lowest id) applies. /v1/test_helpers/* is never faulted. Other processes see a new or deleted fault within ${CACHE_TTL_MS / 1000} s.`,
+    'The first matching fault (lowest id) applies, from the next request on in every process. /v1/test_helpers/* is never faulted.',
   // SANDBOX_PERMISSION, spelled out: routes.ts imports this module, so its constants are not
   // defined yet while this one loads.
   readPermission: 'manage:sandbox',
@@ -100,12 +100,15 @@ export const faultsPart: SandboxPart = (services) => {
     app.post('/faults', { schema: sandboxed(createRouteSchema(engine.registry, faults, RULES), 'Create a fault'), onRequest: refuseQueryParameters }, async (request, reply) => {
       const principal = principalOf(request);
       const values = checkFault(readResourceDocument(faults, request.body, RULES, { create: true }).attributes);
-      const row = await db
-        .insertInto('sandbox_faults')
-        .values({ account_id: principal.accountId, ...values, remaining: values.times, created_at: traits.encodeTimestamp(engine.now(principal)) })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      services.faults.invalidate(principal.accountId);
+      const row = await db.transaction().execute(async (trx) => {
+        const inserted = await trx
+          .insertInto('sandbox_faults')
+          .values({ account_id: principal.accountId, ...values, remaining: values.times, created_at: traits.encodeTimestamp(engine.now(principal)) })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        await faultsChanged(trx, principal.accountId);
+        return inserted;
+      });
       const doc = await engine.show(faults, String(row.id), '', principal);
       return reply.code(201).header('location', doc.links.self).type(JSONAPI_MEDIA_TYPE).send(doc);
     });
@@ -124,9 +127,15 @@ export const faultsPart: SandboxPart = (services) => {
       async (request, reply) => {
         const principal = principalOf(request);
         const id = /^\d{1,15}$/.test(request.params.id) ? Number(request.params.id) : undefined;
-        const deleted = id === undefined ? undefined : await db.deleteFrom('sandbox_faults').where('id', '=', id).where('account_id', '=', principal.accountId).executeTakeFirst();
-        if (!deleted || Number(deleted.numDeletedRows) === 0) throw notFound(`No faults record with id ${JSON.stringify(request.params.id)}`);
-        services.faults.invalidate(principal.accountId);
+        const deleted =
+          id !== undefined &&
+          (await db.transaction().execute(async (trx) => {
+            const result = await trx.deleteFrom('sandbox_faults').where('id', '=', id).where('account_id', '=', principal.accountId).executeTakeFirst();
+            if (Number(result.numDeletedRows) === 0) return false;
+            await faultsChanged(trx, principal.accountId);
+            return true;
+          }));
+        if (!deleted) throw notFound(`No faults record with id ${JSON.stringify(request.params.id)}`);
         return reply.type(JSONAPI_MEDIA_TYPE).send({ data: {} });
       },
     );

@@ -2,12 +2,13 @@
 // one of its faults get the fault's answer (a JSON:API error) or its delay, or both. Runs after
 // authentication (the account is known), never for /v1/test_helpers/*.
 //
-// Cheap when an account has none: each process keeps every account's faults in memory for
-// CACHE_TTL_MS (an account without faults is remembered as such), so a request costs at most one
-// indexed read per account and second. Creating or deleting a fault forgets the account's faults
-// in the process that served it at once; other processes see it within CACHE_TTL_MS. A `times`
-// fault is spent by a conditional UPDATE per hit (remaining > 0), so that processes sharing the
-// database answer exactly `times` requests with it between them.
+// Cheap: authentication reads accounts.faults_version with the principal (no query of its own).
+// It is 0 for an account that never had faults, which costs nothing more; otherwise each process
+// keeps a copy of the account's faults for that version, read once. Creating or deleting a fault
+// raises the version in the same transaction, so every process, whichever served the change,
+// sees it from the next request on. A `times` fault is spent by a conditional UPDATE per hit
+// (remaining > 0), so that processes sharing the database answer exactly `times` requests with it
+// between them; a process whose copy holds a fault spent meanwhile drops its copy.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
@@ -15,12 +16,13 @@ import type { DatabaseHandle } from '../db/connect.js';
 import { ApiError } from '../jsonapi/errors.js';
 import { pathOf } from '../jsonapi/routes.js';
 
-export const CACHE_TTL_MS = 1_000;
 export const FAULT_STATUSES = [429, 500, 502, 503, 504] as const;
 export const MAX_LATENCY_MS = 60_000;
 /** Retry-After of a 429 or 503 fault, in seconds. */
 export const FAULT_RETRY_AFTER_SECONDS = 1;
 const TEST_HELPERS = '/v1/test_helpers';
+/** Accounts whose faults a process keeps; beyond this it starts over. */
+const CACHE_LIMIT = 10_000;
 
 const TITLES: Record<number, string> = {
   429: 'Too Many Requests',
@@ -54,14 +56,15 @@ export function isTestHelperPath(path: string): boolean {
 }
 
 export class FaultInjector {
-  private readonly cache = new Map<number, { loadedAt: number; faults: ActiveFault[] }>();
+  /** Each account's faults, as read when its faults_version was `version`. */
+  private readonly cache = new Map<number, { version: number; faults: ActiveFault[] }>();
 
   constructor(
     private readonly handle: DatabaseHandle,
     private readonly random: () => number = Math.random,
   ) {}
 
-  /** Forget the account's faults (this process created or deleted one). */
+  /** Forget the account's faults (one of them was spent). */
   invalidate(accountId: number): void {
     this.cache.delete(accountId);
   }
@@ -69,8 +72,8 @@ export class FaultInjector {
   /** The onRequest hook of the authenticated routes, after the Bearer check. */
   readonly inject = async (request: FastifyRequest): Promise<void> => {
     const principal = request.principal;
-    if (!principal) return;
-    const faults = await this.faultsOf(principal.accountId);
+    if (!principal?.faultsVersion) return;
+    const faults = await this.faultsOf(principal.accountId, principal.faultsVersion);
     if (faults.length === 0) return;
     const path = pathOf(request);
     if (isTestHelperPath(path)) return;
@@ -103,10 +106,9 @@ export class FaultInjector {
     return false;
   }
 
-  private async faultsOf(accountId: number): Promise<ActiveFault[]> {
+  private async faultsOf(accountId: number, version: number): Promise<ActiveFault[]> {
     const cached = this.cache.get(accountId);
-    const at = performance.now();
-    if (cached && at - cached.loadedAt < CACHE_TTL_MS) return cached.faults;
+    if (cached && cached.version === version) return cached.faults;
     const rows = await this.handle.db
       .selectFrom('sandbox_faults')
       .select(['id', 'method', 'path', 'status', 'latency_ms', 'remaining', 'rate'])
@@ -123,9 +125,17 @@ export class FaultInjector {
       remaining: row.remaining === null ? null : Number(row.remaining),
       rate: row.rate === null ? null : Number(row.rate),
     }));
-    this.cache.set(accountId, { loadedAt: at, faults });
+    // Read after the version was: a change since is newer than `version`, and the next request
+    // (holding the newer version) reads again.
+    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
+    this.cache.set(accountId, { version, faults });
     return faults;
   }
+}
+
+/** Raises the account's faults_version: run in the transaction that creates or deletes a fault. */
+export async function faultsChanged(db: DatabaseHandle['db'], accountId: number): Promise<void> {
+  await db.updateTable('accounts').set({ faults_version: sql`faults_version + 1` }).where('id', '=', accountId).execute();
 }
 
 function faultError(fault: ActiveFault, method: string, path: string): ApiError {

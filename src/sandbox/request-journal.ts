@@ -22,16 +22,13 @@ import { cutToBytes, redactText, redactUrl } from './redaction.js';
 export const JOURNAL_BODY_BYTES = 4096;
 const BATCH_MS = 100;
 const BATCH_SIZE = 100;
-/** Client ids remembered per API key id (they never change); beyond this the memory starts over. */
-const KEY_CACHE_LIMIT = 10_000;
 
 /** The journal's reads are not journaled. */
 export const JOURNAL_READ_PATH = '/v1/test_helpers/requests';
 
 interface PendingEntry {
-  apiKeyId: number;
-  /** Known for Bearer requests; looked up with the client id otherwise. */
-  accountId: number | undefined;
+  /** The key's account and client id: the principal's, or those of the key a token request authenticated. */
+  key: { accountId: number; clientId: string };
   requestId: string;
   method: string;
   url: string;
@@ -55,7 +52,6 @@ export class RequestJournal {
   private buffer: PendingEntry[] = [];
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
-  private readonly keys = new Map<number, { accountId: number; clientId: string }>();
 
   constructor(private readonly options: RequestJournalOptions) {}
 
@@ -79,14 +75,13 @@ export class RequestJournal {
 
   private observe(request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
     const principal = request.principal;
-    const apiKeyId = principal?.apiKeyId ?? request.clientKeyId;
-    if (apiKeyId === null || apiKeyId === undefined) return;
+    const key = principal ? { accountId: principal.accountId, clientId: principal.clientId } : request.clientKey;
+    if (!key?.clientId) return;
     const url = request.url;
     if (url.startsWith(JOURNAL_READ_PATH) && (url.length === JOURNAL_READ_PATH.length || url[JOURNAL_READ_PATH.length] === '?' || url[JOURNAL_READ_PATH.length] === '/')) return;
     const durationMs = reply.elapsedTime;
     this.buffer.push({
-      apiKeyId,
-      accountId: principal?.accountId,
+      key: { accountId: key.accountId, clientId: key.clientId },
       requestId: String(request.id),
       method: request.method,
       url,
@@ -119,31 +114,24 @@ export class RequestJournal {
   private async write(batch: PendingEntry[]): Promise<void> {
     const { db, traits } = this.options.handle;
     try {
-      await this.learnKeys(batch);
-      const rows: Insertable<RequestJournalTable>[] = [];
-      for (const entry of batch) {
-        const key = this.keys.get(entry.apiKeyId);
-        if (!key) continue; // a key deleted since
-        rows.push({
-          account_id: entry.accountId ?? key.accountId,
-          client_id: key.clientId,
-          request_id: entry.requestId,
-          method: entry.method,
-          path: redactUrl(entry.url),
-          status: entry.status,
-          duration_ms: Math.round(entry.durationMs * 1000) / 1000,
-          request_body: bodyText(entry.requestBody),
-          response_body: bodyText(entry.responseBody),
-          created_at: traits.encodeTimestamp(entry.at),
-        });
-      }
-      if (rows.length === 0) return;
+      const rows: Insertable<RequestJournalTable>[] = batch.map((entry) => ({
+        account_id: entry.key.accountId,
+        client_id: entry.key.clientId,
+        request_id: entry.requestId,
+        method: entry.method,
+        path: redactUrl(entry.url),
+        status: entry.status,
+        duration_ms: Math.round(entry.durationMs * 1000) / 1000,
+        request_body: bodyText(entry.requestBody),
+        response_body: bodyText(entry.responseBody),
+        created_at: traits.encodeTimestamp(entry.at),
+      }));
       await db.transaction().execute(async (trx) => {
         for (let i = 0; i < rows.length; i += BATCH_SIZE) await trx.insertInto('request_journal').values(rows.slice(i, i + BATCH_SIZE)).execute();
       });
       // Trimmed after the commit, one statement per account: two processes trimming one account
       // at once then never hold each other's rows in one transaction.
-      for (const accountId of new Set(rows.map((r) => Number(r.account_id)))) await this.trim(accountId);
+      for (const accountId of new Set(batch.map((entry) => entry.key.accountId))) await this.trim(accountId);
     } catch (error) {
       // The journal is an aid: a batch that cannot be written is dropped, never an API failure.
       this.options.log.warn({ err: error, entries: batch.length }, 'request journal batch not written');
@@ -160,15 +148,6 @@ export class RequestJournal {
         eb.selectFrom('request_journal').select('id').where('account_id', '=', accountId).orderBy('id', 'desc').limit(1).offset(this.options.size),
       )
       .execute();
-  }
-
-  /** Remembers the account and client id of every key of the batch not known yet: one query. */
-  private async learnKeys(batch: PendingEntry[]): Promise<void> {
-    const unknown = [...new Set(batch.map((e) => e.apiKeyId).filter((id) => !this.keys.has(id)))];
-    if (unknown.length === 0) return;
-    if (this.keys.size + unknown.length > KEY_CACHE_LIMIT) this.keys.clear();
-    const found = await this.options.handle.db.selectFrom('api_keys').select(['id', 'account_id', 'client_id']).where('id', 'in', unknown).execute();
-    for (const key of found) this.keys.set(Number(key.id), { accountId: Number(key.account_id), clientId: key.client_id });
   }
 }
 

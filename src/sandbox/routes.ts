@@ -10,7 +10,6 @@ import type { JsonApiEngine } from '../jsonapi/engine.js';
 import { forbidden } from '../jsonapi/errors.js';
 import type { DeliveryWorker } from '../webhooks/delivery-worker.js';
 import { faultsPart } from './fault-routes.js';
-import type { FaultInjector } from './faults.js';
 import { journalPart } from './journal.js';
 import { messagesPart } from './messages.js';
 import type { RequestJournal } from './request-journal.js';
@@ -30,8 +29,6 @@ export interface SandboxServices {
   now: () => Date;
   /** The request journal of this process (request-journal.ts). */
   journal: RequestJournal;
-  /** The faults this process applies (faults.ts). */
-  faults: FaultInjector;
 }
 
 /** A part of the sandbox: registers its routes, relative to /v1/test_helpers. */

@@ -5,6 +5,9 @@
 // - sandbox_faults: answers or delays injected into matching requests of an account's keys
 //   (POST /v1/test_helpers/faults). `remaining` counts a `times` fault down, one conditional UPDATE
 //   per hit, so processes sharing the database spend it exactly once per hit.
+// - accounts.faults_version: goes up with every fault created or deleted. Authentication reads it
+//   with the principal (no query of its own), so a process knows when its copy of an account's
+//   faults is out of date, and an account that never had faults costs nothing.
 // - outgoing_messages.confirmation_token and confirmed_at: a double opt-in message's link
 //   (GET /v1/test_helpers/confirm/<token>) confirms the subscription once.
 import type { Kysely } from 'kysely';
@@ -48,6 +51,7 @@ export const journalAndFaults: AppMigration = {
       .addColumn('hits', 'integer', (c) => c.notNull().defaultTo(0))
       .addColumn('created_at', t.timestampType, (c) => c.notNull())
       .execute();
+    await db.schema.alterTable('accounts').addColumn('faults_version', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
     await db.schema.createIndex('sandbox_faults_account_idx').on('sandbox_faults').columns(['account_id', 'id']).execute();
 
     await db.schema.alterTable('outgoing_messages').addColumn('confirmation_token', 'text').execute();
