@@ -65,7 +65,7 @@ export class FaultInjector {
   ) {}
 
   /** Forget the account's faults (one of them was spent). */
-  invalidate(accountId: number): void {
+  private invalidate(accountId: number): void {
     this.cache.delete(accountId);
   }
 
