@@ -26,7 +26,10 @@ import { resourceRoutes } from './jsonapi/routes.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { hookSampleRoutes } from './webhooks/sample-routes.js';
 import { webhookTargetPolicy, type Lookup } from './webhooks/target-addresses.js';
-import { RESOURCES, SANDBOX_RESOURCES } from './resources/index.js';
+import { RESOURCES, sandboxResources } from './resources/index.js';
+import { FaultInjector } from './sandbox/faults.js';
+import { confirmationRoute } from './sandbox/messages.js';
+import { RequestJournal } from './sandbox/request-journal.js';
 import { sandboxRoutes } from './sandbox/routes.js';
 import { meRoute } from './routes/me.js';
 import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
@@ -134,6 +137,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // database closes.
   app.addHook('onClose', async () => webhooks.stop());
   app.decorateRequest('principal', null);
+  app.decorateRequest('clientKey', null);
   // Once the app is closing, every answer ends its connection: a kept-alive connection would
   // otherwise hold the shutdown until its keep-alive timeout.
   let closing = false;
@@ -150,7 +154,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
     now,
   });
-  const resources = options.resources ?? servedResources(config.mode);
+  const resources = options.resources ?? servedResources(config);
   const engine = await createEngine(config, database, { now, resources, ...(options.webhooks?.lookup ? { lookup: options.webhooks.lookup } : {}) });
   app.decorate('tokens', tokens);
   app.decorate('engine', engine);
@@ -163,6 +167,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       if (!limits.counted(request) && isApiPath(request.url)) await limits.countRequest(request, reply);
     });
   }
+
+  // The sandbox's request journal and faults (docs/sandbox.md); production mode has neither.
+  const sandbox =
+    config.mode === 'sandbox'
+      ? {
+          journal: new RequestJournal({ handle: database, size: config.requestJournalSize, now, log: app.log.child({ component: 'request-journal' }) }),
+          faults: new FaultInjector(database),
+        }
+      : undefined;
+  sandbox?.journal.install(app);
 
   installErrorHandling(app);
   const addMethodNotAllowedRoutes = trackRoutesForMethodNotAllowed(app);
@@ -194,13 +208,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await v1.register(oauthRoutes(tokens, limits));
       await v1.register(async (api) => {
         api.addHook('onRequest', bearerAuthentication(tokens, limits));
+        if (sandbox) api.addHook('onRequest', sandbox.faults.inject);
         await api.register(meRoute(engine));
         await api.register(resourceRoutes(engine));
         await api.register(hookSampleRoutes(engine));
-        if (config.mode === 'sandbox') {
-          await api.register(sandboxRoutes({ config, engine, database, webhooks, now }), { prefix: '/test_helpers' });
+        // The test helpers work on the API's resources; an app of other resources (the engine's
+        // own tests serve fixtures) has none.
+        if (sandbox && !options.resources) {
+          await api.register(sandboxRoutes({ config, engine, database, webhooks, now, journal: sandbox.journal }), { prefix: '/test_helpers' });
         }
       });
+      // The link of a double opt-in message is followed without a token.
+      if (sandbox) await v1.register(confirmationRoute({ database, now }), { prefix: '/test_helpers' });
     },
     { prefix: '/v1' },
   );
@@ -208,9 +227,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
-/** The resources a server in `mode` serves: the API's, and in sandbox mode the test helpers' too. */
-export function servedResources(mode: Mode): readonly ResourceDefinition[] {
-  return mode === 'sandbox' ? [...RESOURCES, ...SANDBOX_RESOURCES] : RESOURCES;
+/** The resources a server in its mode serves: the API's, and in sandbox mode the test helpers' too. */
+export function servedResources(config: Pick<Config, 'mode' | 'publicUrl'>): readonly ResourceDefinition[] {
+  return config.mode === 'sandbox' ? [...RESOURCES, ...sandboxResources(config.publicUrl)] : RESOURCES;
 }
 
 /**
@@ -225,7 +244,7 @@ export async function createEngine(
   return new JsonApiEngine({
     db: database.db,
     traits: database.traits,
-    registry: new Registry(options.resources ?? servedResources(config.mode)),
+    registry: new Registry(options.resources ?? servedResources(config)),
     publicUrl: config.publicUrl,
     ignoreUnknownFilters: config.ignoreUnknownFilters,
     now: options.now ?? (() => new Date()),

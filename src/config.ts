@@ -63,6 +63,8 @@ export interface Config {
    * other processes on the database (API processes apart from delivery processes).
    */
   webhookWorker: boolean;
+  /** Sandbox mode: requests kept in the request journal per account (the newest); 0 turns it off. */
+  requestJournalSize: number;
 }
 
 export const MODES = ['sandbox', 'production'] as const;
@@ -215,6 +217,12 @@ export const SETTINGS = {
     description: 'on: this process delivers webhooks; off: it serves the API only and leaves deliveries to other processes on the database',
     default: 'on',
   },
+  requestJournalSize: {
+    env: 'REQUEST_JOURNAL_SIZE',
+    flag: 'request-journal-size',
+    description: 'sandbox mode: requests kept per account in the request journal (GET /v1/test_helpers/requests), the newest; 0: off',
+    default: '1000',
+  },
 } satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -332,6 +340,8 @@ export function loadConfig(
     problems.push(`${raw('webhookWorker').origin} must be on or off, got ${JSON.stringify(raw('webhookWorker').value)}`);
   }
 
+  const requestJournalSize = integer('requestJournalSize', 0, 1_000_000);
+
   if (problems.length > 0 || database === undefined || mode === undefined) throw new ConfigError(problems);
   return {
     database,
@@ -355,6 +365,7 @@ export function loadConfig(
     webhookConcurrency,
     webhookPollMs,
     webhookWorker,
+    requestJournalSize,
   };
 }
 

@@ -4,11 +4,17 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { unauthorized } from '../jsonapi/errors.js';
 import type { Principal } from './principal.js';
 import type { RateLimits } from './rate-limits.js';
-import type { TokenService } from './tokens.js';
+import type { ApiKeyIdentity, TokenService } from './tokens.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
+    /**
+     * The API key that authenticated an OAuth request with its client credentials or refresh
+     * token (a Bearer request's key is its principal's); null otherwise. The sandbox's request
+     * journal keeps the requests of a known key only.
+     */
+    clientKey: ApiKeyIdentity | null;
   }
 }
 

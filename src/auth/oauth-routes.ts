@@ -83,12 +83,13 @@ async function revokingKeyId(
   if (!client.clientId || !client.clientSecret) throw oauthError(400, 'invalid_request', 'client_id and client_secret are both required');
   // The same throttle as the token endpoint: revoke must not become a way to guess secrets.
   await limits.refuseWhileFailing(request, client.clientId);
-  const keyId = await tokens.clientKeyId(client.clientId, client.clientSecret);
-  if (keyId === undefined) {
+  const key = await tokens.clientKey(client.clientId, client.clientSecret);
+  if (key === undefined) {
     await limits.recordFailure(request, client.clientId);
     throw invalidClient(client.basic);
   }
-  return keyId;
+  request.clientKey = key;
+  return key.id;
 }
 
 const tokenResponseSchema = {
@@ -141,7 +142,8 @@ export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
             await limits.recordFailure(request, client.clientId);
             throw invalidClient(client.basic);
           }
-          return reply.type('application/json').send(issued);
+          request.clientKey = issued.key;
+          return reply.type('application/json').send(issued.tokens);
         }
 
         if (grantType === 'refresh_token') {
@@ -149,7 +151,8 @@ export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
           if (!refreshToken) throw oauthError(400, 'invalid_request', 'refresh_token is required for grant_type=refresh_token');
           const issued = await tokens.refresh(refreshToken);
           if (!issued) throw oauthError(400, 'invalid_grant', 'The refresh token is unknown, expired, revoked or already used');
-          return reply.type('application/json').send(issued);
+          request.clientKey = issued.key;
+          return reply.type('application/json').send(issued.tokens);
         }
 
         throw oauthError(

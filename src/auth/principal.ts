@@ -15,6 +15,13 @@ export interface Principal {
    * accountNow(realNow, principal).
    */
   clockOffsetMs: number;
+  /** The API key's client id. */
+  clientId?: string;
+  /**
+   * accounts.faults_version: 0 while the account never had sandbox faults; it goes up with each
+   * one created or deleted (src/sandbox/faults.ts keeps its copy of the faults by it).
+   */
+  faultsVersion?: number;
 }
 
 /** The account's "now": real time moved by the account's sandbox clock. */

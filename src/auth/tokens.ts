@@ -21,6 +21,19 @@ export interface IssuedTokens {
   expires_in: number;
 }
 
+/** An API key as client authentication finds it. */
+export interface ApiKeyIdentity {
+  id: number;
+  accountId: number;
+  clientId: string;
+}
+
+/** Tokens just issued, and the API key they were issued to. */
+export interface IssuedGrant {
+  key: ApiKeyIdentity;
+  tokens: IssuedTokens;
+}
+
 export class TokenService {
   private readonly queries: ReturnType<typeof authenticationQueries>;
 
@@ -32,26 +45,26 @@ export class TokenService {
   }
 
   /** client_credentials: the key's id and secret. Undefined when they do not match a key. */
-  async grantForClient(clientId: string, clientSecret: string): Promise<IssuedTokens | undefined> {
-    const keyId = await this.clientKeyId(clientId, clientSecret);
+  async grantForClient(clientId: string, clientSecret: string): Promise<IssuedGrant | undefined> {
+    const key = await this.clientKey(clientId, clientSecret);
     // Each client_credentials grant starts a family of its own; its refreshes inherit it.
-    return keyId === undefined ? undefined : this.issue(keyId, randomUUID());
+    return key === undefined ? undefined : { key, tokens: await this.issue(key.id, randomUUID()) };
   }
 
   /** The API key with this client id and secret (client authentication); undefined when none matches. */
-  async clientKeyId(clientId: string, clientSecret: string): Promise<number | undefined> {
+  async clientKey(clientId: string, clientSecret: string): Promise<ApiKeyIdentity | undefined> {
     // No client id holds a NUL, and PostgreSQL rejects text parameters that do: such a client is unknown.
     const key = clientId.includes('\0')
       ? undefined
       : await this.handle.db
           .selectFrom('api_keys')
-          .select(['id', 'secret_hash'])
+          .select(['id', 'secret_hash', 'account_id', 'client_id'])
           .where('client_id', '=', clientId)
           .executeTakeFirst();
     // Hash the presented secret even when the client is unknown, so timing does not tell.
     const matches = secretMatches(clientSecret, key?.secret_hash ?? '0'.repeat(64));
     if (!key || !matches) return undefined;
-    return Number(key.id);
+    return { id: Number(key.id), accountId: Number(key.account_id), clientId: key.client_id };
   }
 
   /**
@@ -67,14 +80,23 @@ export class TokenService {
    * tokens, and the other's refusal then revokes those as well (a client refreshes once per token;
    * with its client credentials it can always start a new grant).
    */
-  async refresh(refreshToken: string): Promise<IssuedTokens | undefined> {
+  async refresh(refreshToken: string): Promise<IssuedGrant | undefined> {
     const now = this.settings.now();
     const { db, traits } = this.handle;
     return db.transaction().execute(async (trx) => {
       const grant = await trx
         .selectFrom('oauth_grants')
-        .select(['id', 'api_key_id', 'family_id', 'refresh_expires_at', 'revoked_at'])
-        .where('refresh_token_hash', '=', sha256Hex(refreshToken))
+        .innerJoin('api_keys', 'api_keys.id', 'oauth_grants.api_key_id')
+        .select([
+          'oauth_grants.id',
+          'oauth_grants.api_key_id',
+          'oauth_grants.family_id',
+          'oauth_grants.refresh_expires_at',
+          'oauth_grants.revoked_at',
+          'api_keys.account_id',
+          'api_keys.client_id',
+        ])
+        .where('oauth_grants.refresh_token_hash', '=', sha256Hex(refreshToken))
         .executeTakeFirst();
       if (!grant) return undefined;
       const revokeFamily = async () => {
@@ -98,7 +120,8 @@ export class TokenService {
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
       if (Number(revoked.numUpdatedRows) !== 1) return revokeFamily();
-      return this.issue(Number(grant.api_key_id), grant.family_id, trx);
+      const key = { id: Number(grant.api_key_id), accountId: Number(grant.account_id), clientId: grant.client_id };
+      return { key, tokens: await this.issue(key.id, grant.family_id, trx) };
     });
   }
 
@@ -138,6 +161,8 @@ export class TokenService {
       permissions: new Set(JSON.parse(row.permissions) as string[]),
       siteIds: siteRows.map((s) => Number(s.id)),
       clockOffsetMs: Number(row.clock_offset_ms),
+      clientId: row.client_id,
+      faultsVersion: Number(row.faults_version),
     };
   }
 
@@ -193,6 +218,8 @@ function authenticationQueries(handle: DatabaseHandle) {
           'u.role',
           'u.account_id',
           'a.clock_offset_ms',
+          'k.client_id',
+          'a.faults_version',
         ])
         .where('g.access_token_hash', '=', 'access token hash'),
     ),

@@ -16,6 +16,8 @@ export interface AccountsTable {
   name: string;
   /** How far the account's sandbox clock is ahead of real time, ms (0010_sandbox); only grows. */
   clock_offset_ms: Generated<DbBigint>;
+  /** Goes up whenever the account's sandbox faults are created or deleted (0012_journal_and_faults). */
+  faults_version: Generated<DbBigint>;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
 }
@@ -601,6 +603,39 @@ export interface OutgoingMessagesTable {
   subject: string;
   body: string;
   created_at: DbTimestamp;
+  /** Double opt-in: the token of the link that confirms the subscription (sandbox). */
+  confirmation_token: string | null;
+  confirmed_at: DbTimestamp | null;
+}
+
+/** The request journal of the sandbox (GET /v1/test_helpers/requests). */
+export interface RequestJournalTable {
+  id: Generated<DbId>;
+  account_id: DbId;
+  client_id: string;
+  request_id: string;
+  method: string;
+  path: string;
+  status: number;
+  duration_ms: number;
+  request_body: string | null;
+  response_body: string | null;
+  created_at: DbTimestamp;
+}
+
+/** Faults injected into an account's requests (POST /v1/test_helpers/faults). */
+export interface SandboxFaultsTable {
+  id: Generated<DbId>;
+  account_id: DbId;
+  method: string | null;
+  path: string;
+  status: number | null;
+  latency_ms: number | null;
+  times: number | null;
+  remaining: number | null;
+  rate: number | null;
+  hits: Generated<number>;
+  created_at: DbTimestamp;
 }
 
 export interface Database {
@@ -659,6 +694,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   outgoing_messages: OutgoingMessagesTable;
+  request_journal: RequestJournalTable;
+  sandbox_faults: SandboxFaultsTable;
 
   site_counters: SiteCountersTable;
   instance_settings: InstanceSettingsTable;

@@ -8,8 +8,13 @@
 // - the form's offer is granted (creating the customer, with the welcome email) when it has one;
 // - the contact is subscribed to the form's email sequences (idempotent);
 // - marketing consent: with double opt-in the contact is NOT subscribed yet, a confirmation email
-//   is recorded in outgoing_messages instead; otherwise the contact is subscribed now;
+//   is recorded in outgoing_messages instead, with the token of the link that confirms it
+//   (confirmDoubleOptIn); otherwise the contact is subscribed now;
 // - a form_submission event goes to the outbox with the submitted fields.
+import { randomBytes } from 'node:crypto';
+import { accountNow } from '../auth/principal.js';
+import type { DatabaseHandle } from '../db/connect.js';
+import { lockSiteWrites } from '../db/site-counters.js';
 import type { WriteContext, WriteInput, WriteTarget } from '../jsonapi/resource.js';
 import { checkCustomFields, CUSTOM_FIELDS, nameFromEmail, normalizeEmail, PLAIN } from './contacts.js';
 import { grantOffers } from './offer-grants.js';
@@ -210,13 +215,63 @@ async function handleConsent(
         subject: `Please confirm your subscription to ${site.title}`,
         body: `You signed up${formTitle ? ` with the form "${formTitle}"` : ''}. Confirm your subscription to receive emails from ${site.title}.`,
         created_at: at,
+        // Unguessable: following the link is the person's consent (the sandbox serves it).
+        confirmation_token: randomBytes(24).toString('base64url'),
       })
       .execute();
     return;
   }
+  await subscribe(ctx.handle, contactId, ctx.now);
+}
+
+/** The contact subscribed now, as single opt-in does at once and a confirmed double opt-in later. */
+async function subscribe(handle: DatabaseHandle, contactId: number, now: Date): Promise<void> {
+  const { db, traits } = handle;
+  const at = traits.encodeTimestamp(now);
   await db
     .updateTable('contacts')
     .set({ subscribed: traits.encodeBoolean(true), subscribed_at: at, updated_at: at })
     .where('id', '=', contactId)
+    .where('subscribed', '=', traits.encodeBoolean(false))
     .execute();
+}
+
+/** What following a double opt-in link did. */
+export type ConfirmationOutcome =
+  | { outcome: 'confirmed' | 'already_confirmed'; messageId: number; contactId: number | null; email: string }
+  | { outcome: 'unknown' };
+
+/**
+ * Following the link of a double opt-in message (its confirmation_token): the contact becomes
+ * subscribed as a single opt-in submission would have made it (subscribed, subscribed_at at the
+ * account's time); no webhook event, as upstream has none for a subscription. Works once: the
+ * message is marked confirmed, and following the link again changes nothing. A contact deleted
+ * since, or subscribed meanwhile, is left as it is.
+ */
+export async function confirmDoubleOptIn(handle: DatabaseHandle, token: string, realNow: Date): Promise<ConfirmationOutcome> {
+  return handle.db.transaction().execute(async (trx) => {
+    const tx: DatabaseHandle = { ...handle, db: trx };
+    const message = await trx
+      .selectFrom('outgoing_messages')
+      .innerJoin('sites', 'sites.id', 'outgoing_messages.site_id')
+      .innerJoin('accounts', 'accounts.id', 'sites.account_id')
+      .select(['outgoing_messages.id', 'outgoing_messages.site_id', 'outgoing_messages.contact_id', 'outgoing_messages.to_email', 'accounts.clock_offset_ms'])
+      .where('outgoing_messages.confirmation_token', '=', token)
+      .where('outgoing_messages.kind', '=', 'double_opt_in')
+      .executeTakeFirst();
+    if (!message) return { outcome: 'unknown' };
+    await lockSiteWrites(trx, handle.traits, Number(message.site_id));
+    const now = accountNow(realNow, { clockOffsetMs: Number(message.clock_offset_ms) });
+    const contactId = message.contact_id === null ? null : Number(message.contact_id);
+    const confirmed = await trx
+      .updateTable('outgoing_messages')
+      .set({ confirmed_at: handle.traits.encodeTimestamp(now) })
+      .where('id', '=', message.id)
+      .where('confirmed_at', 'is', null)
+      .executeTakeFirst();
+    const answer = { messageId: Number(message.id), contactId, email: message.to_email };
+    if (Number(confirmed.numUpdatedRows) !== 1) return { outcome: 'already_confirmed', ...answer };
+    if (contactId !== null) await subscribe(tx, contactId, now);
+    return { outcome: 'confirmed', ...answer };
+  });
 }

@@ -8,6 +8,9 @@ import { courses, lessons, media, modules } from './courses.js';
 import { customFields } from './custom-fields.js';
 import { customers } from './customers.js';
 import { emailActivities, emailBroadcasts } from './email-activity.js';
+import { faults } from '../sandbox/fault-routes.js';
+import { journalEntries } from '../sandbox/journal.js';
+import { messagesResource } from '../sandbox/messages.js';
 import { events } from './events.js';
 import { formFields, forms, formSubmissions } from './forms.js';
 import { hooks } from './hooks.js';
@@ -59,6 +62,8 @@ export const RESOURCES: readonly ResourceDefinition[] = [
 
 /**
  * Resources served only in sandbox mode, under /v1/test_helpers (pathPrefix; src/sandbox/routes.ts
- * mounts them): the upstream API has no such routes.
+ * mounts them): the upstream API has no such routes. The mailbox's links are built from PUBLIC_URL.
  */
-export const SANDBOX_RESOURCES: readonly ResourceDefinition[] = [emailBroadcasts, emailActivities];
+export function sandboxResources(publicUrl: string): readonly ResourceDefinition[] {
+  return [emailBroadcasts, emailActivities, messagesResource(publicUrl), journalEntries, faults];
+}

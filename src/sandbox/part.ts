@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { JsonApiEngine } from '../jsonapi/engine.js';
 import type { DeliveryWorker } from '../webhooks/delivery-worker.js';
+import type { RequestJournal } from './request-journal.js';
 
 export const SANDBOX_PERMISSION = 'manage:sandbox';
 
@@ -20,6 +21,8 @@ export interface SandboxServices {
   webhooks: DeliveryWorker;
   /** Real time (the app's clock); an account's "now" is engine.now(principal). */
   now: () => Date;
+  /** The request journal of this process (request-journal.ts). */
+  journal: RequestJournal;
 }
 
 /** A part of the sandbox: registers its routes, relative to /v1/test_helpers. */

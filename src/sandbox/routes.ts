@@ -10,11 +10,16 @@ import { checkoutRoutes } from './checkouts.js';
 import { clockPart } from './clock.js';
 import { emailActivityRoutes } from './email-activity.js';
 import { failNextPaymentPart } from './fail-next-payment.js';
+import { faultsPart } from './fault-routes.js';
+import { journalPart } from './journal.js';
 import { SANDBOX_PERMISSION, type SandboxPart, type SandboxServices } from './part.js';
 
 export { SANDBOX_PERMISSION, SANDBOX_TAG, type SandboxPart, type SandboxServices } from './part.js';
 
-/** The declared resources served under /v1/test_helpers (pathPrefix test_helpers; email broadcasts). */
+/**
+ * The declared resources served under /v1/test_helpers (pathPrefix test_helpers: email broadcasts
+ * and activities, the mailbox, faults): their generic routes.
+ */
 const sandboxResourceRoutes: SandboxPart = ({ engine }) => resourceRoutes(engine, 'test_helpers');
 
 /** Every part, in the order the reference lists them. */
@@ -24,6 +29,8 @@ export const SANDBOX_PARTS: readonly SandboxPart[] = [
   clockPart,
   sandboxResourceRoutes,
   emailActivityRoutes,
+  journalPart,
+  faultsPart,
 ];
 
 async function requireSandboxPermission(request: FastifyRequest): Promise<void> {

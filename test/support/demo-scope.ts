@@ -7,4 +7,11 @@
  * bulk beside the domain. They fill as soon as a hook sees a write; test/webhooks/events.test.ts,
  * delivery-log.test.ts and test/resources/webhook-deliveries.test.ts cover their filters and enums.
  */
-export const MADE_BY_API_WRITES: ReadonlySet<string> = new Set(['webhook_deliveries', 'webhook_attempts', 'events']);
+export const MADE_BY_API_WRITES: ReadonlySet<string> = new Set([
+  'webhook_deliveries',
+  'webhook_attempts',
+  'events',
+  // The sandbox's mailbox (what writes send) and faults (made by POST /v1/test_helpers/faults).
+  'messages',
+  'faults',
+]);

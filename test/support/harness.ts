@@ -88,7 +88,9 @@ export class QueryRecorder {
   readonly statements: string[] = [];
   private recording = false;
   record = (sql: string): void => {
-    if (this.recording) this.statements.push(sql);
+    // The sandbox's request journal writes its batches in the background (src/sandbox/request-journal.ts):
+    // whenever its timer fires, not as part of the request being measured.
+    if (this.recording && !sql.includes('request_journal')) this.statements.push(sql);
   };
   /** Runs `fn` and returns the SQL statements it issued. */
   async during<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {

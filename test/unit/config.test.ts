@@ -27,6 +27,7 @@ const DEFAULTS: Config = {
   webhookConcurrency: 32,
   webhookPollMs: 1_000,
   webhookWorker: true,
+  requestJournalSize: 1000,
 };
 
 /** The problems of a configuration that must fail. */
@@ -73,6 +74,7 @@ describe('loadConfig', () => {
       WEBHOOK_CONCURRENCY: '8',
       WEBHOOK_POLL_MS: '250',
       WEBHOOK_WORKER: 'off',
+      REQUEST_JOURNAL_SIZE: '50',
     });
     assert.deepEqual(config, {
       database: {
@@ -101,6 +103,7 @@ describe('loadConfig', () => {
       webhookConcurrency: 8,
       webhookPollMs: 250,
       webhookWorker: false,
+      requestJournalSize: 50,
     });
   });
 
@@ -201,6 +204,7 @@ describe('loadConfig', () => {
     [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY'],
     [{ WEBHOOK_POLL_MS: 'often' }, 'WEBHOOK_POLL_MS'],
     [{ WEBHOOK_WORKER: 'sometimes' }, 'WEBHOOK_WORKER'],
+    [{ REQUEST_JOURNAL_SIZE: '-1' }, 'REQUEST_JOURNAL_SIZE'],
   ];
   for (const [env, variable] of REJECTED) {
     it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {
