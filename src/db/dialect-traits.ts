@@ -51,6 +51,9 @@ export interface DialectTraits {
    */
   alterForeignKeys(db: AnyDb, table: string, columns: readonly ForeignKeyColumn[]): Promise<void>;
 
+  /** The columns of a table of the connection's schema, in their order (empty: no such table). */
+  tableColumns(db: AnyDb, table: string): Promise<string[]>;
+
   // Runtime codecs: what the driver wants as a parameter and what it gives back.
   encodeBoolean(value: boolean): number | boolean;
   decodeBoolean(value: unknown): boolean | null;
@@ -212,6 +215,8 @@ export const sqliteTraits: DialectTraits = {
     }
   },
   alterForeignKeys: rebuildSqliteTable,
+  tableColumns: async (db, table) =>
+    (await sql<{ name: string }>`select name from pragma_table_info(${table}) order by cid`.execute(db)).rows.map((r) => r.name),
   encodeBoolean: (value) => (value ? 1 : 0),
   decodeBoolean: (value) => (value === null || value === undefined ? null : value === 1 || value === true),
   encodeTimestamp: isoMillis,
@@ -245,6 +250,11 @@ export const postgresTraits: DialectTraits = {
   booleanType: 'boolean',
   jsonType: 'jsonb',
   withTablesReplaceable: (db, changes) => changes(db),
+  tableColumns: async (db, table) =>
+    (
+      await sql<{ column_name: string }>`select column_name from information_schema.columns
+        where table_schema = current_schema() and table_name = ${table} order by ordinal_position`.execute(db)
+    ).rows.map((r) => r.column_name),
   async alterForeignKeys(db, table, columns) {
     for (const c of columns) {
       const existing = await sql<{ conname: string }>`select con.conname from pg_constraint con

@@ -9,6 +9,7 @@ import type { DatabaseHandle } from '../db/connect.js';
 import type { JsonApiEngine } from '../jsonapi/engine.js';
 import { forbidden } from '../jsonapi/errors.js';
 import type { DeliveryWorker } from '../webhooks/delivery-worker.js';
+import { snapshotRoutes } from './snapshot-routes.js';
 
 export const SANDBOX_PERMISSION = 'manage:sandbox';
 
@@ -29,7 +30,7 @@ export interface SandboxServices {
 export type SandboxPart = (services: SandboxServices) => (app: FastifyInstance) => Promise<void>;
 
 /** Every part, in the order the reference lists them. */
-export const SANDBOX_PARTS: readonly SandboxPart[] = [];
+export const SANDBOX_PARTS: readonly SandboxPart[] = [snapshotRoutes];
 
 async function requireSandboxPermission(request: FastifyRequest): Promise<void> {
   if (!principalOf(request).permissions.has(SANDBOX_PERMISSION)) {

@@ -12,13 +12,14 @@ import { financialRecords } from './0007_financial_records.js';
 import { hooksMigration } from './0008_hooks.js';
 import { webhookDeliveries } from './0009_webhook_deliveries.js';
 import { sandbox } from './0010_sandbox.js';
+import { snapshots } from './0011_snapshots.js';
 
 export interface AppMigration {
   name: string;
   up(db: Kysely<unknown>, traits: DialectTraits): Promise<void>;
 }
 
-export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox];
+export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, snapshots];
 
 /** Hands the list to Kysely's Migrator, binding each migration to the dialect's traits. */
 export function migrationProvider(traits: DialectTraits, migrations = MIGRATIONS): MigrationProvider {
