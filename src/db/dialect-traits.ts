@@ -252,9 +252,11 @@ export const postgresTraits: DialectTraits = {
   withTablesReplaceable: (db, changes) => changes(db),
   tableColumns: async (db, table) =>
     (
-      await sql<{ column_name: string }>`select column_name from information_schema.columns
-        where table_schema = current_schema() and table_name = ${table} order by ordinal_position`.execute(db)
-    ).rows.map((r) => r.column_name),
+      // pg_attribute, not information_schema (many times slower on a database of many schemas);
+      // to_regclass finds the table through the search path, as the queries do.
+      await sql<{ name: string }>`select attname as name from pg_attribute
+        where attrelid = to_regclass(${table}) and attnum > 0 and not attisdropped order by attnum`.execute(db)
+    ).rows.map((r) => r.name),
   async alterForeignKeys(db, table, columns) {
     for (const c of columns) {
       const existing = await sql<{ conname: string }>`select con.conname from pg_constraint con

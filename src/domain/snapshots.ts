@@ -8,19 +8,19 @@
 // ids, and sets the clock back to the snapshot's. Nothing else of the account changes: users,
 // keys, grants, hooks and the delivery log are kept (KEPT_TABLES).
 //
-// The counters kept by triggers (src/db/site-counters.ts) follow the deletes and inserts as they do
-// any write, so row counts equal the restored rows and every site's data version only moves
-// forward: caches keyed by it, in this process or a running server's, never serve an answer from
-// before the restore. The one derived value a plain re-insert would get wrong is a product's
-// active members (the memberships trigger adds to the count the product row already carries); it is
-// recounted. SQLite's text-search index is kept by its triggers; PostgreSQL's is an index.
+// The counters kept by triggers (src/db/site-counters.ts) are set from the restored rows at the end
+// (withCounterUpkeepSuspended: on PostgreSQL the per-row upkeep is off meanwhile), so row counts
+// and products' active members equal the restored rows, and every site's data version moves
+// forward, never back: caches keyed by it, in this process or a running server's, never serve an
+// answer from before the restore. SQLite's text-search index is kept by its triggers;
+// PostgreSQL's is an index.
 //
 // `seed` is the snapshot taken when the account was seeded (the demo account on a new database,
 // `sitebiz seed`): reserved, neither created nor deleted through the API. Reset restores it.
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import { ACCOUNT_DATA_TABLES, snapshotTableOf, type AccountDataTable } from '../db/account-data.js';
-import { lockSiteWrites, VERSION_COUNTER } from '../db/site-counters.js';
+import { lockSiteWrites, withCounterUpkeepSuspended } from '../db/site-counters.js';
 
 export const SEED_SNAPSHOT = 'seed';
 
@@ -216,32 +216,23 @@ export async function restoreSnapshot(handle: DatabaseHandle, accountId: number,
         : new SnapshotProblem('not_found', `This account has no snapshot named ${JSON.stringify(name)}`);
     }
     const snapshotId = Number(snapshot.id);
-    for (const table of [...ACCOUNT_DATA_TABLES].reverse()) {
-      await sql.raw(`delete from ${table.table} where ${rowsOfSites(table, siteIds)}`).execute(db);
-    }
-    let restoredRows = 0;
-    for (const table of ACCOUNT_DATA_TABLES) {
-      const columns = (await savedColumns(handle, db, table.table)).join(', ');
-      const result = await sql
-        .raw(
-          `insert into ${table.table} (${columns})
-           select ${columns} from ${snapshotTableOf(table.table)} where snapshot_id = ${snapshotId} order by ${table.order.join(', ')}`,
-        )
-        .execute(db);
-      restoredRows += affected(result);
-    }
-    if (siteIds.length > 0) {
-      const list = siteIds.join(', ');
-      await sql
-        .raw(
-          `update products set active_members_count =
-             (select count(*) from memberships where memberships.product_id = products.id and memberships.ended_at is null)
-           where site_id in (${list})`,
-        )
-        .execute(db);
-      // Forward once more, for a restore that changed no row (an empty account).
-      await sql.raw(`update site_counters set value = value + 1 where counter = '${VERSION_COUNTER}' and site_id in (${list})`).execute(db);
-    }
+    const restoredRows = await withCounterUpkeepSuspended(db, handle.traits.name, siteIds, async () => {
+      for (const table of [...ACCOUNT_DATA_TABLES].reverse()) {
+        await sql.raw(`delete from ${table.table} where ${rowsOfSites(table, siteIds)}`).execute(db);
+      }
+      let rows = 0;
+      for (const table of ACCOUNT_DATA_TABLES) {
+        const columns = (await savedColumns(handle, db, table.table)).join(', ');
+        const result = await sql
+          .raw(
+            `insert into ${table.table} (${columns})
+             select ${columns} from ${snapshotTableOf(table.table)} where snapshot_id = ${snapshotId} order by ${table.order.join(', ')}`,
+          )
+          .execute(db);
+        rows += affected(result);
+      }
+      return rows;
+    });
     await db.updateTable('accounts').set({ clock_offset_ms: snapshot.clock_offset_ms }).where('id', '=', accountId).execute();
     return { snapshot: summaryOf(snapshot), restoredRows };
   });

@@ -7,8 +7,12 @@
 //   that saving and restoring are each one INSERT ... SELECT per table. A later migration that adds
 //   a column to a data table adds it to the copy too (test/sandbox/account-data.test.ts checks);
 //   one that adds a data table creates its copy the same way.
+// - PostgreSQL: the counter upkeep functions learn to stand aside for one transaction, which a
+//   restore asks of them before it rewrites every row of the account (withCounterUpkeepSuspended
+//   in src/db/site-counters.ts).
 import { sql, type Kysely } from 'kysely';
 import type { DialectTraits } from '../dialect-traits.js';
+import { createCounterTriggers } from '../site-counters.js';
 import type { AppMigration } from './index.js';
 
 /** The data tables as of this migration (frozen: a migration never changes once shipped). */
@@ -43,5 +47,6 @@ export const snapshots: AppMigration = {
       .execute();
     await db.schema.createIndex('snapshots_account_name_idx').on('snapshots').columns(['account_id', 'name']).unique().execute();
     for (const table of DATA_TABLES) await createSnapshotTable(db, table);
+    if (t.name === 'postgres') await createCounterTriggers(db, t.name);
   },
 };
