@@ -19,6 +19,7 @@ import { initialize, type InitResult } from './domain/initialize.js';
 import { PortUnavailableError, serve } from './server.js';
 import { configFrom, out, report, reportFailure, UsageError, withDatabase, type Command, type Options } from './cli/command.js';
 import { seedCommand } from './cli/seed.js';
+import { resetCommand, snapshotDeleteCommand, snapshotListCommand, snapshotRestoreCommand, snapshotSaveCommand } from './cli/snapshot.js';
 
 /** Every command takes the configuration flags (--database-url, --port, ...). */
 const CONFIG_OPTIONS: Options = Object.fromEntries(
@@ -94,6 +95,11 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   seed: seedCommand,
+  reset: resetCommand,
+  'snapshot save': snapshotSaveCommand,
+  'snapshot restore': snapshotRestoreCommand,
+  'snapshot list': snapshotListCommand,
+  'snapshot delete': snapshotDeleteCommand,
   migrate: {
     summary: 'bring the database schema up to date',
     usage: 'sitebiz migrate [--json] [config flags]',
