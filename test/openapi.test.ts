@@ -81,6 +81,8 @@ function servedOperations(resources: readonly ResourceDefinition[]): string[] {
   }
   // src/webhooks/sample-routes.ts
   for (const event of HOOK_EVENT_NAMES) served.push(`GET /v1/hooks/${event}_sample`);
+  // src/sandbox/snapshot-routes.ts
+  served.push('POST /v1/test_helpers/reset', 'GET /v1/test_helpers/snapshots', 'POST /v1/test_helpers/snapshots', 'POST /v1/test_helpers/snapshots/{name}/restore', 'DELETE /v1/test_helpers/snapshots/{name}');
   return served;
 }
 
