@@ -227,13 +227,18 @@ const SUSPENDED_SETTING = 'sitebiz.counter_upkeep_suspended';
  * trigger updates the site's one version row, and a row updated N times in one transaction leaves
  * N versions of it that no one can prune yet, so each update walks a longer chain (a restore of a
  * few thousand rows took seconds). The site write locks the caller holds keep other writers out.
- * SQLite updates the row in place and keeps its triggers on.
+ * SQLite: the triggers are dropped and made again inside the transaction (its schema changes are
+ * transactional, and the transaction holds the database's one write lock, so no other write can
+ * miss them; readers see the schema and rows of before until the commit). Its text-search
+ * triggers stay: they keep the index of the rows the caller rewrites.
  */
 export async function withCounterUpkeepSuspended<T>(db: AnyDb, dialect: DialectName, siteIds: readonly number[], fn: () => Promise<T>): Promise<T> {
   if (!db.isTransaction) throw new Error('withCounterUpkeepSuspended runs inside a transaction');
   if (dialect === 'postgres') await sql`select set_config(${SUSPENDED_SETTING}, 'on', true)`.execute(db);
+  else await run(db, TRIGGERS.sqlite.drop());
   const result = await fn();
   if (dialect === 'postgres') await sql`select set_config(${SUSPENDED_SETTING}, 'off', true)`.execute(db);
+  else await run(db, TRIGGERS.sqlite.create());
   if (siteIds.length === 0) return result;
   const list = siteIds.map((id) => String(Math.trunc(id))).join(', ');
   for (const table of COUNTED_TABLES) {
