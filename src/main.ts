@@ -1,4 +1,4 @@
-// The `sitebiz` command line: serve, init, migrate, keys, accounts, sites, users.
+// The `sitebiz` command line: serve, init, seed, reset, snapshot, migrate, keys, accounts, sites, users.
 import { parseArgs } from 'node:util';
 import { ConfigError, SETTINGS } from './config.js';
 import { connectDatabase, migrateToLatest } from './db/connect.js';
@@ -239,7 +239,8 @@ const COMMANDS: Record<string, Command> = {
 };
 
 function generalHelp(): string {
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(16)} ${c.summary}`);
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length)) + 1;
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)} ${c.summary}`);
   return [
     'sitebiz: a server for the Site Business Service API v1',
     '',
