@@ -1,4 +1,5 @@
-// The `sitebiz` command line: serve, init, migrate, keys, accounts, sites, users, and the sandbox's trigger and listen.
+// The `sitebiz` command line: serve, init, seed, migrate, keys, accounts, sites, users, and the sandbox's
+// trigger, listen, clock, reset and snapshot.
 import { parseArgs } from 'node:util';
 import { ConfigError, SETTINGS } from './config.js';
 import { connectDatabase, migrateToLatest } from './db/connect.js';
@@ -22,6 +23,7 @@ import { seedCommand } from './cli/seed.js';
 import { triggerCommand } from './cli/trigger.js';
 import { listenCommand } from './cli/listen.js';
 import { clockAdvanceCommand, clockShowCommand } from './cli/clock.js';
+import { resetCommand, snapshotDeleteCommand, snapshotListCommand, snapshotRestoreCommand, snapshotSaveCommand } from './cli/snapshot.js';
 
 /** Every command takes the configuration flags (--database-url, --port, ...). */
 const CONFIG_OPTIONS: Options = Object.fromEntries(
@@ -99,6 +101,11 @@ const COMMANDS: Record<string, Command> = {
   seed: seedCommand,
   'clock show': clockShowCommand,
   'clock advance': clockAdvanceCommand,
+  reset: resetCommand,
+  'snapshot save': snapshotSaveCommand,
+  'snapshot restore': snapshotRestoreCommand,
+  'snapshot list': snapshotListCommand,
+  'snapshot delete': snapshotDeleteCommand,
   migrate: {
     summary: 'bring the database schema up to date',
     usage: 'sitebiz migrate [--json] [config flags]',
@@ -240,7 +247,8 @@ const COMMANDS: Record<string, Command> = {
 };
 
 function generalHelp(): string {
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(16)} ${c.summary}`);
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length)) + 1;
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)} ${c.summary}`);
   return [
     'sitebiz: a server for the Site Business Service API v1',
     '',

@@ -96,6 +96,8 @@ function servedOperations(resources: readonly ResourceDefinition[]): string[] {
     'POST /v1/test_helpers/faults',
     'DELETE /v1/test_helpers/faults/{id}',
   );
+  // src/sandbox/snapshot-routes.ts
+  served.push('POST /v1/test_helpers/reset', 'GET /v1/test_helpers/snapshots', 'POST /v1/test_helpers/snapshots', 'POST /v1/test_helpers/snapshots/{name}/restore', 'DELETE /v1/test_helpers/snapshots/{name}');
   return served;
 }
 

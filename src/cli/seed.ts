@@ -28,7 +28,7 @@ function moment(values: Values): Date {
 export const seedCommand: Command = {
   summary: 'create an account with sites full of generated contacts, customers and activity (fast, for any size)',
   usage: [
-    'sitebiz seed [--contacts N] [--sites S] [--seed X] [--account ID] [--now TIME] [--json] [config flags]',
+    'sitebiz seed [--contacts N] [--sites S] [--seed X] [--account ID] [--now TIME] [--no-snapshot] [--json] [config flags]',
     '',
     `  --contacts N   contacts per site (default 10000, from ${MIN_SEED_CONTACTS} to ${MAX_CONTACTS_PER_SITE}), with`,
     '                 customers, purchases, payments, orders, tags, forms, email activity and notes in proportion',
@@ -36,6 +36,8 @@ export const seedCommand: Command = {
     '  --seed X       the random seed (default 1): the same seed, time and database give the same rows',
     '  --account ID   add the sites to this account (its owner gets the key); default: a new account and owner',
     '  --now TIME     the moment the data is relative to (default: now), e.g. 2026-06-01T12:00:00Z',
+    '  --no-snapshot  do not save the account as its `seed` snapshot (what `sitebiz reset` goes back to);',
+    '                 saving copies every row of the account once',
     '  --json         print one JSON object (account_id, site_ids, user_id, client_id, client_secret, rows)',
     '',
     'Progress goes to stderr: a bar with rows per second on a terminal, a line every few seconds otherwise.',
@@ -46,6 +48,7 @@ export const seedCommand: Command = {
     seed: { type: 'string' },
     account: { type: 'string' },
     now: { type: 'string' },
+    'no-snapshot': { type: 'boolean' },
   },
   async run(values) {
     const contactsPerSite = wholeNumber(values, 'contacts', 10_000, MIN_SEED_CONTACTS, MAX_CONTACTS_PER_SITE);
@@ -62,6 +65,7 @@ export const seedCommand: Command = {
         seed,
         ...(accountId !== undefined ? { accountId } : {}),
         clock: { now: () => now },
+        snapshot: values['no-snapshot'] !== true,
         onProgress: (p) => progress.update(p),
       }),
     );

@@ -699,6 +699,20 @@ export interface Database {
 
   site_counters: SiteCountersTable;
   instance_settings: InstanceSettingsTable;
+  snapshots: SnapshotsTable;
+}
+
+/** A named save point of an account's data (0013_snapshots); its rows are in snapshot_<table>. */
+export interface SnapshotsTable {
+  id: Generated<DbId>;
+  account_id: DbId;
+  name: string;
+  /** The account's clock offset when it was taken; a restore sets the clock back to it. */
+  clock_offset_ms: DbBigint;
+  /** JSON text: rows saved per data table. */
+  row_counts: string;
+  /** Real time. */
+  created_at: DbTimestamp;
 }
 
 export interface InstanceSettingsTable {

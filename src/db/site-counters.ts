@@ -163,6 +163,7 @@ const postgresTriggers: TriggerDialect = {
        declare
          site bigint;
        begin
+         if current_setting('${SUSPENDED_SETTING}', true) = 'on' then return null; end if;
          if tg_argv[1] <> '' and tg_op = 'DELETE' then
            execute format('select site_id from %I where id = ($1).%I', tg_argv[1], tg_argv[2]) into site using old;
          elsif tg_argv[1] <> '' then
@@ -185,6 +186,7 @@ const postgresTriggers: TriggerDialect = {
        end $$`,
       `create or replace function sitebiz_active_members() returns trigger language plpgsql as $$
        begin
+         if current_setting('${SUSPENDED_SETTING}', true) = 'on' then return null; end if;
          if tg_op in ('UPDATE', 'DELETE') and old.ended_at is null then
            update products set active_members_count = active_members_count - 1 where id = old.product_id;
          end if;
@@ -220,6 +222,54 @@ const postgresTriggers: TriggerDialect = {
 };
 
 const TRIGGERS: Record<DialectName, TriggerDialect> = { sqlite: sqliteTriggers, postgres: postgresTriggers };
+
+/**
+ * PostgreSQL: a transaction-local setting that makes the upkeep functions skip their work (see
+ * withCounterUpkeepSuspended).
+ */
+const SUSPENDED_SETTING = 'sitebiz.counter_upkeep_suspended';
+
+/**
+ * Runs `fn` (which rewrites many rows of the given sites in the caller's transaction), then sets
+ * those sites' row counts and products' active members from the rows and moves each site's version
+ * forward once more.
+ *
+ * On PostgreSQL the upkeep triggers are switched off for the transaction meanwhile: every row's
+ * trigger updates the site's one version row, and a row updated N times in one transaction leaves
+ * N versions of it that no one can prune yet, so each update walks a longer chain (a restore of a
+ * few thousand rows took seconds). The site write locks the caller holds keep other writers out.
+ * SQLite: the triggers are dropped and made again inside the transaction (its schema changes are
+ * transactional, and the transaction holds the database's one write lock, so no other write can
+ * miss them; readers see the schema and rows of before until the commit). Its text-search
+ * triggers stay: they keep the index of the rows the caller rewrites.
+ */
+export async function withCounterUpkeepSuspended<T>(db: AnyDb, dialect: DialectName, siteIds: readonly number[], fn: () => Promise<T>): Promise<T> {
+  if (!db.isTransaction) throw new Error('withCounterUpkeepSuspended runs inside a transaction');
+  if (dialect === 'postgres') await sql`select set_config(${SUSPENDED_SETTING}, 'on', true)`.execute(db);
+  else await run(db, TRIGGERS.sqlite.drop());
+  const result = await fn();
+  if (dialect === 'postgres') await sql`select set_config(${SUSPENDED_SETTING}, 'off', true)`.execute(db);
+  else await run(db, TRIGGERS.sqlite.create());
+  if (siteIds.length === 0) return result;
+  const list = siteIds.map((id) => String(Math.trunc(id))).join(', ');
+  for (const table of COUNTED_TABLES) {
+    await sql
+      .raw(
+        `update site_counters set value = (select count(*) from ${table} where ${table}.site_id = site_counters.site_id)
+         where counter = '${rowsCounter(table)}' and site_id in (${list})`,
+      )
+      .execute(db);
+  }
+  await sql
+    .raw(
+      `update products set active_members_count =
+         (select count(*) from memberships where memberships.product_id = products.id and memberships.ended_at is null)
+       where site_id in (${list})`,
+    )
+    .execute(db);
+  await sql.raw(`update site_counters set value = value + 1 where counter = '${VERSION_COUNTER}' and site_id in (${list})`).execute(db);
+  return result;
+}
 
 async function run(db: AnyDb, statements: string[]): Promise<void> {
   for (const statement of statements) await sql.raw(statement).execute(db);

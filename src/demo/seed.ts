@@ -8,6 +8,7 @@
 // table, all in one transaction: memory stays flat whatever the size.
 import type { DatabaseHandle } from '../db/connect.js';
 import { createUser, type Clock } from '../domain/accounts.js';
+import { saveSnapshot, SEED_SNAPSHOT } from '../domain/snapshots.js';
 import type { EventKey, FormKey, OfferKey } from './catalogue-content.js';
 import { buildCatalogue, CATALOGUE_TABLES, type Catalogue } from './catalogue.js';
 import { DEFAULT_DEMO_CONTACTS, PeoplePlanner, type PlanContext } from './people.js';
@@ -75,6 +76,8 @@ export async function seedDemoData(
       }
       await writeRows(tx.db, tx.traits, set, PEOPLE_TABLES, stats);
     }
+    // What POST /v1/test_helpers/reset goes back to (src/domain/snapshots.ts).
+    await saveSnapshot(tx, target.accountId, SEED_SNAPSHOT, clock.now(), { replace: true });
   });
 
   const rows: Record<string, number> = {};

@@ -457,12 +457,15 @@ export class Executor {
       // The key is on the parent: linkage is already known; only the records need a query.
       const ids = unique(parents.map((p) => p[relationship.foreignKey]).filter((v) => v !== null && v !== undefined));
       if (ids.length === 0 || shape === 'ids') return [];
-      return this.inChunks(ids, (chunk) =>
+      const found = await this.inChunks(ids, (chunk) =>
         shaped(chunk, () => {
           const q: AnySelect = this.db.selectFrom(target.table).select(columns).where(`${target.table}.id`, 'in', chunk).where(tenancy);
           return whereOfTarget ? q.where(whereOfTarget) : q;
         }),
       );
+      // In id order, whatever order the plan read them in (PostgreSQL's may change with its
+      // statistics): `included` is the same for the same data, byte for byte.
+      return found.sort((a, b) => Number(a.id) - Number(b.id));
     }
 
     const parentKey = relationship.kind === 'to-many-through' ? relationship.sourceColumn : 'id';

@@ -12,6 +12,7 @@ import { emailActivityRoutes } from './email-activity.js';
 import { failNextPaymentPart } from './fail-next-payment.js';
 import { faultsPart } from './fault-routes.js';
 import { journalPart } from './journal.js';
+import { snapshotRoutes } from './snapshot-routes.js';
 import { SANDBOX_PERMISSION, type SandboxPart, type SandboxServices } from './part.js';
 
 export { SANDBOX_PERMISSION, SANDBOX_TAG, type SandboxPart, type SandboxServices } from './part.js';
@@ -31,6 +32,7 @@ export const SANDBOX_PARTS: readonly SandboxPart[] = [
   emailActivityRoutes,
   journalPart,
   faultsPart,
+  snapshotRoutes,
 ];
 
 async function requireSandboxPermission(request: FastifyRequest): Promise<void> {

@@ -16,6 +16,7 @@ import { CATALOGUE_TABLES } from '../demo/catalogue.js';
 import { seedOf } from '../demo/random.js';
 import { RowSet, TABLES_WITHOUT_ID } from '../demo/rows.js';
 import { newWriteStats, writeRows } from '../demo/writer.js';
+import { saveSnapshot, SEED_SNAPSHOT } from '../domain/snapshots.js';
 import { AdminError, createAccount, createApiKey, createSite, createUser, type Clock } from '../domain/accounts.js';
 import { GeneratorThread } from './generator-thread.js';
 import { bulkBatchOf } from './people-batch.js';
@@ -33,6 +34,11 @@ export interface SeedOptions {
   seed: number;
   /** Add the sites to this account (its first owner gets the key); absent: a new account. */
   accountId?: number;
+  /**
+   * Save the account's data as its `seed` snapshot afterwards, which a reset goes back to (default
+   * true; it costs a copy of every row).
+   */
+  snapshot?: boolean;
   batchSize?: number;
   clock: Clock;
   onProgress?: (progress: SeedProgress) => void;
@@ -59,6 +65,8 @@ export interface SeedResult {
   rows: Record<string, number>;
   total_rows: number;
   milliseconds: number;
+  /** Of those, saving the seed snapshot (0 with snapshot: false). */
+  snapshot_milliseconds: number;
 }
 
 export async function seedAccount(handle: DatabaseHandle, database: DatabaseConfig, options: SeedOptions): Promise<SeedResult> {
@@ -133,6 +141,10 @@ export async function seedAccount(handle: DatabaseHandle, database: DatabaseConf
     await loader.close();
     await rebuildDerivedData(handle);
   }
+  // What POST /v1/test_helpers/reset goes back to: the whole account as seeded now.
+  const snapshotStarted = performance.now();
+  if (options.snapshot !== false) await saveSnapshot(handle, accountId, SEED_SNAPSHOT, clock.now(), { replace: true });
+  const snapshotMilliseconds = Math.round(performance.now() - snapshotStarted);
 
   const sorted = Object.fromEntries([...rows].sort(([a], [b]) => a.localeCompare(b)));
   return {
@@ -144,6 +156,7 @@ export async function seedAccount(handle: DatabaseHandle, database: DatabaseConf
     rows: sorted,
     total_rows: rowsDone,
     milliseconds: Math.round(performance.now() - started),
+    snapshot_milliseconds: snapshotMilliseconds,
   };
 }
 

@@ -14,13 +14,14 @@ import { webhookDeliveries } from './0009_webhook_deliveries.js';
 import { sandbox } from './0010_sandbox.js';
 import { refunds } from './0011_refunds.js';
 import { journalAndFaults } from './0012_journal_and_faults.js';
+import { snapshots } from './0013_snapshots.js';
 
 export interface AppMigration {
   name: string;
   up(db: Kysely<unknown>, traits: DialectTraits): Promise<void>;
 }
 
-export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, refunds, journalAndFaults];
+export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, refunds, journalAndFaults, snapshots];
 
 /** Hands the list to Kysely's Migrator, binding each migration to the dialect's traits. */
 export function migrationProvider(traits: DialectTraits, migrations = MIGRATIONS): MigrationProvider {
