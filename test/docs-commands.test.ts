@@ -54,6 +54,10 @@ const EXCLUDED: Exclusion[] = [
   { pattern: /DATABASE_URL=postgres:\/\/\S*db\.internal/, reason: 'needs the PostgreSQL server the example names', wholeBlock: true },
   { pattern: /^npm run bench\b/, reason: 'a benchmark: minutes to half an hour, with wrk and PostgreSQL' },
   { pattern: /seed --contacts 1000000\b/, reason: 'a million contacts take a quarter of an hour; the smaller seed examples run' },
+  {
+    pattern: /\blisten --forward-to \S+(\s+--events \S+)?\s*$/,
+    reason: 'forwards until stopped; docs/sandbox.md runs it in the background (ending in &) in its walkthrough',
+  },
 ];
 
 interface Example {
