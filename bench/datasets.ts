@@ -96,7 +96,7 @@ function seedArguments(options: DatasetOptions, contacts: number, url: string): 
   const common = ['--json', '--database-url', url, '--log-level', 'warn'];
   if (options.seedTool === 'seed') {
     // --no-snapshot: the seed target measures making the data; the sandbox's seed snapshot (a copy
-    // of every row, for reset) is measured by bench/snapshots.ts.
+    // of every row, for reset) is measured by the sandbox suite (bench/snapshots.ts).
     return ['bin/sitebiz.js', 'seed', '--contacts', String(contacts), '--sites', '1', '--seed', String(options.seed), '--no-snapshot', ...common];
   }
   // init --demo takes at least the 60 contacts of the demo set.

@@ -25,23 +25,27 @@ export const USAGE = `Usage: npm run bench -- [options]
   --seed <n>                sitebiz seed --seed (default 1)
   --workers <n|auto>        sitebiz serve --workers (default: serve's own)
   --load-generator <name>   wrk or autocannon (default wrk when installed)
-  --suites <list>           scale, webhooks or both (default scale,webhooks)
+  --suites <list>           any of scale, webhooks and sandbox (default scale,webhooks,sandbox)
   --webhook-events <n>      events queued for the webhook delivery measure, each to 3 hooks
                             (default 10000)
   --webhook-latency <n>     events sent one at a time for commit-to-first-attempt latency
                             (default 200)
+  --sandbox-contacts <n>    contacts of the account the sandbox suite seeds, resets and snapshots
+                            (default 100000; the demo account is measured as well)
   --time-limit <min>        stop everything after this many minutes (default 58)
   --quick                   a smoke run: sizes 1000,10000 and short durations
   --write                   rewrite the results file (bench/RESULTS.md) with every table
   --results <file>          the results file --write rewrites (default bench/RESULTS.md)
   --help`;
 
-export type Suite = 'scale' | 'webhooks';
+const SUITES = ['scale', 'webhooks', 'sandbox'] as const;
+export type Suite = (typeof SUITES)[number];
 
 export interface Options {
   suites: Suite[];
   webhookEvents: number;
   webhookLatencySamples: number;
+  sandboxContacts: number;
   sizes: number[];
   databases: DatabaseKind[];
   duration: number;
@@ -76,13 +80,15 @@ const QUICK = {
   'page-walk-seconds': '5',
   'webhook-events': '1000',
   'webhook-latency': '30',
+  'sandbox-contacts': '10000',
   'time-limit': '15',
 } as const;
 
 const DEFAULTS = {
-  suites: 'scale,webhooks',
+  suites: 'scale,webhooks,sandbox',
   'webhook-events': '10000',
   'webhook-latency': '200',
+  'sandbox-contacts': '100000',
   sizes: '10000,1000000',
   databases: 'sqlite,postgres',
   duration: '10',
@@ -144,7 +150,9 @@ export function parseOptions(argv: string[]): Options | undefined {
   const suites = raw('suites')
     .split(',')
     .map((s) => s.trim());
-  for (const suite of suites) if (suite !== 'scale' && suite !== 'webhooks') throw new UsageError(`--suites takes scale and/or webhooks, got ${suite}`);
+  for (const suite of suites) {
+    if (!(SUITES as readonly string[]).includes(suite)) throw new UsageError(`--suites takes any of ${SUITES.join(', ')}, got ${suite}`);
+  }
 
   const generatorName = typeof values['load-generator'] === 'string' ? values['load-generator'] : wrkInstalled() ? 'wrk' : 'autocannon';
   if (generatorName !== 'wrk' && generatorName !== 'autocannon') throw new UsageError(`--load-generator takes wrk or autocannon, got ${generatorName}`);
@@ -157,6 +165,7 @@ export function parseOptions(argv: string[]): Options | undefined {
     suites: [...new Set(suites)] as Suite[],
     webhookEvents: number('webhook-events', 10, 1_000_000, true),
     webhookLatencySamples: number('webhook-latency', 3, 100_000, true),
+    sandboxContacts: number('sandbox-contacts', 1000, 2_000_000, true),
     sizes: [...new Set(sizes.map(Number))].sort((a, b) => a - b),
     databases: [...new Set(databases)] as DatabaseKind[],
     duration: number('duration', 1, 600),

@@ -9,7 +9,9 @@
 //   5. POST /v1/contacts sustained (5; bench/writes.ts);
 //   and all along, the server's RSS per process (6; bench/memory.ts);
 // then, per database, webhook delivery: deliveries per second and commit-to-first-attempt latency
-// (issue 9; bench/webhook-delivery.ts). `--suites` picks either part.
+// (issue 9; bench/webhook-delivery.ts); then, per database, the sandbox's reset and snapshots: the
+// demo account's reset (target under 1 s) and an account of --sandbox-contacts contacts seeded,
+// reset, saved, restored (bench/snapshots.ts). `--suites` picks any of the three.
 // Then the report (bench/report.ts) on stdout, and with --write in bench/RESULTS.md.
 // Everything is on 127.0.0.1. Any non-2xx answer fails the run with the request and the answer.
 // Children, temp files and the run's PostgreSQL databases are removed on success, error, the
@@ -24,9 +26,10 @@ import { measureFloor } from './floor.js';
 import { MemorySampler } from './memory.js';
 import { parseOptions, USAGE, UsageError, type Options } from './options.js';
 import { cleanup, registerTempDir, stopChild } from './processes.js';
-import { renderReport, type DatasetResult, type WebhookResult } from './report.js';
+import { renderReport, type DatasetResult, type SandboxResult, type WebhookResult } from './report.js';
 import { learnSiteFacts } from './site-facts.js';
 import { createWriteSite, startServer } from './sitebiz-server.js';
+import { measureSandbox } from './snapshots.js';
 import { measureWebhookDelivery } from './webhook-delivery.js';
 import { measureWrites } from './writes.js';
 
@@ -113,8 +116,16 @@ async function main(options: Options, command: string): Promise<number> {
       webhooks.push({ kind, figures });
     }
   }
+  const sandbox: SandboxResult[] = [];
+  if (options.suites.includes('sandbox')) {
+    for (const kind of options.databases) {
+      console.log(`${kind}: sandbox reset and snapshots`);
+      const figures = await measureSandbox(kind, { contacts: options.sandboxContacts, seed: options.seed, tempDir: workDir, postgresUrl: options.postgresUrl });
+      sandbox.push({ kind, figures });
+    }
+  }
 
-  const report = renderReport(results, webhooks, {
+  const report = renderReport(results, webhooks, sandbox, {
     options,
     command,
     startedAt,
