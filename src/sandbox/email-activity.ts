@@ -59,6 +59,7 @@ export const emailActivityRoutes: SandboxPart = ({ engine }) =>
             ),
             ...errorResponses,
             404: { ...errorDocumentSchema, description: 'No such contact, or a broadcast not in its site (source.pointer names it)' },
+            409: { ...errorDocumentSchema, description: 'data.type is not email_activities, or the broadcast is named with another type' },
             422: { ...errorDocumentSchema, description: 'A bad kind or bounce_type, or a broadcast not sent yet (source.pointer names it)' },
           },
         },
