@@ -16,6 +16,9 @@ export const DIALECTS: DialectName[] = process.env.TEST_DATABASE_URL ? ['sqlite'
 
 export const PUBLIC_URL = 'http://sitebiz.test';
 
+/** BEGIN, COMMIT, ROLLBACK and savepoints: statements of no table. */
+const TRANSACTION_CONTROL = /^\s*(begin|commit|rollback|savepoint|release)\b/i;
+
 /** A clock the tests move by hand. */
 export class TestClock {
   constructor(public current = new Date('2026-06-01T12:00:00.000Z')) {}
@@ -89,8 +92,11 @@ export class QueryRecorder {
   private recording = false;
   record = (sql: string): void => {
     // The sandbox's request journal writes its batches in the background (src/sandbox/request-journal.ts):
-    // whenever its timer fires, not as part of the request being measured.
-    if (this.recording && !sql.includes('request_journal')) this.statements.push(sql);
+    // whenever its timer fires, not as part of the request being measured. Its transaction's
+    // BEGIN and COMMIT name no table: transaction control is left out too (the recorded requests
+    // are reads, which open no transaction).
+    if (!this.recording || sql.includes('request_journal') || TRANSACTION_CONTROL.test(sql)) return;
+    this.statements.push(sql);
   };
   /** Runs `fn` and returns the SQL statements it issued. */
   async during<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
