@@ -16,6 +16,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DialectTraits } from '../dialect-traits.js';
 import { updateManyRows } from '../site-counters.js';
 import type { AppMigration } from './index.js';
+import { nextDueAfter, plusMonths } from '../../domain/payments.js';
 
 export const sandbox: AppMigration = {
   name: '0010_sandbox',
@@ -52,23 +53,16 @@ export const sandbox: AppMigration = {
 /** Purchases read and written per statement: bounded memory and parameters on a large database. */
 const BACKFILL_BATCH = 2_000;
 
-/** `date` plus `months` calendar months, as JavaScript (and the demo's schedule) counts them. */
-function plusMonths(date: Date, months: number): Date {
-  const d = new Date(date.getTime());
-  d.setUTCMonth(d.getUTCMonth() + months);
-  return d;
-}
-
 /**
  * The first charge of a schedule after `now`: `start` plus k whole periods (k >= 1), and for a
- * payment plan only while k is below its installment count; null when none is left.
+ * payment plan only while k is below its installment count; null when none is left. The schedule
+ * is the renewals' own (src/domain/payments.ts), so the backfill writes what they will expect.
  */
 export function nextChargeAfter(start: Date, periodMonths: number, now: Date, installments?: number): Date | null {
-  const elapsed = (now.getUTCFullYear() - start.getUTCFullYear()) * 12 + (now.getUTCMonth() - start.getUTCMonth());
-  let k = Math.max(1, Math.floor(elapsed / periodMonths) - 1);
-  while (plusMonths(start, k * periodMonths) <= now) k++;
-  if (installments !== undefined && k >= installments) return null;
-  return plusMonths(start, k * periodMonths);
+  const next = nextDueAfter(start, periodMonths, now);
+  // Due times grow with k: the k-th is at or past the installment count's exactly when it is not before that one.
+  if (installments !== undefined && next.getTime() >= plusMonths(start, installments * periodMonths).getTime()) return null;
+  return next;
 }
 
 /**
