@@ -22,6 +22,12 @@ import { cutToBytes, redactText, redactUrl } from './redaction.js';
 export const JOURNAL_BODY_BYTES = 4096;
 const BATCH_MS = 100;
 const BATCH_SIZE = 100;
+/**
+ * Entries a process holds while its writes lag (a loaded or unreachable database): beyond this
+ * the journal drops new entries rather than grow without bound, and logs how many with the next
+ * batch. It is an aid; the API's answers never wait for it.
+ */
+const MAX_PENDING = 50 * BATCH_SIZE;
 
 /** The journal's reads are not journaled. */
 export const JOURNAL_READ_PATH = '/v1/test_helpers/requests';
@@ -50,6 +56,10 @@ export interface RequestJournalOptions {
 
 export class RequestJournal {
   private buffer: PendingEntry[] = [];
+  /** Entries dropped since the last batch because MAX_PENDING were waiting. */
+  private dropped = 0;
+  /** Entries of batches handed to the writer and not yet written. */
+  private queued = 0;
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
 
@@ -79,6 +89,10 @@ export class RequestJournal {
     if (!key?.clientId) return;
     const url = request.url;
     if (url.startsWith(JOURNAL_READ_PATH) && (url.length === JOURNAL_READ_PATH.length || url[JOURNAL_READ_PATH.length] === '?' || url[JOURNAL_READ_PATH.length] === '/')) return;
+    if (this.buffer.length + this.queued >= MAX_PENDING) {
+      this.dropped++;
+      return;
+    }
     const durationMs = reply.elapsedTime;
     this.buffer.push({
       key: { accountId: key.accountId, clientId: key.clientId },
@@ -106,8 +120,19 @@ export class RequestJournal {
     }
     const batch = this.buffer;
     this.buffer = [];
+    if (this.dropped > 0) {
+      this.options.log.warn({ dropped: this.dropped }, 'request journal entries dropped while its writes lagged');
+      this.dropped = 0;
+    }
     // One write at a time, in order: a read that flushes waits for the writes before its own.
-    this.writing = this.writing.then(() => (batch.length === 0 ? undefined : this.write(batch)));
+    this.queued += batch.length;
+    this.writing = this.writing.then(async () => {
+      try {
+        if (batch.length > 0) await this.write(batch);
+      } finally {
+        this.queued -= batch.length;
+      }
+    });
     return this.writing;
   }
 
