@@ -15,13 +15,16 @@ export interface AccountTarget {
   siteId: number;
 }
 
-/** `--site <id>` as a number, or undefined when absent (a usage error when it is not a number). */
-export function siteOption(values: Record<string, string | boolean | undefined>): number | undefined {
-  const raw = values.site;
+/** `--<name> <id>` as a number, or undefined when absent (a usage error when it is not a number). */
+export function idOption(values: Record<string, string | boolean | undefined>, name: string, what = 'an id'): number | undefined {
+  const raw = values[name];
   if (raw === undefined) return undefined;
-  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) throw new UsageError('--site takes a site id (a number)');
+  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) throw new UsageError(`--${name} takes ${what} (a number)`);
   return Number(raw);
 }
+
+/** `--site <id>` as a number, or undefined when absent. */
+export const siteOption = (values: Record<string, string | boolean | undefined>): number | undefined => idOption(values, 'site', 'a site id');
 
 /**
  * The account a sandbox command acts on: --account, else the database's only account, else the
@@ -29,9 +32,9 @@ export function siteOption(values: Record<string, string | boolean | undefined>)
  */
 export async function chooseAccount(handle: DatabaseHandle, values: Record<string, string | boolean | undefined>): Promise<number> {
   const { db } = handle;
-  if (values.account !== undefined) {
-    if (typeof values.account !== 'string' || !/^\d{1,15}$/.test(values.account)) throw new UsageError('--account takes an account id (a number)');
-    const found = await db.selectFrom('accounts').select('id').where('id', '=', Number(values.account)).executeTakeFirst();
+  const named = idOption(values, 'account', 'an account id');
+  if (named !== undefined) {
+    const found = await db.selectFrom('accounts').select('id').where('id', '=', named).executeTakeFirst();
     if (!found) throw new AdminError(`there is no account ${values.account}`);
     return Number(found.id);
   }

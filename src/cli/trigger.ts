@@ -14,7 +14,7 @@ import { submitForm } from '../domain/form-submissions.js';
 import type { RecordAccess } from '../jsonapi/engine.js';
 import { ApiError } from '../jsonapi/errors.js';
 import type { WriteContext, WriteTarget } from '../jsonapi/resource.js';
-import { accountPrincipal, siteOption } from './account-principal.js';
+import { accountPrincipal, idOption, siteOption } from './account-principal.js';
 import { configFrom, report, UsageError, withDatabase, type Command } from './command.js';
 
 type Values = Record<string, string | boolean | undefined>;
@@ -45,14 +45,6 @@ export function generatedPerson(): { name: string; email: string } {
 
 function pick<T>(items: readonly T[]): T {
   return items[randomBytes(1)[0]! % items.length]!;
-}
-
-/** `--<name> <id>` as a number, or undefined. */
-function idOption(values: Values, name: string): number | undefined {
-  const raw = values[name];
-  if (raw === undefined) return undefined;
-  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) throw new UsageError(`--${name} takes an id (a number)`);
-  return Number(raw);
 }
 
 /** A record of the site named by an option: 404s become the command's refusal. */
