@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PERMISSION_NAMES } from '../src/auth/permissions.js';
-import { deleteApiKey, rotateApiKey } from '../src/domain/accounts.js';
+import { createApiKey, deleteApiKey, findApiKey, listApiKeys, listUsers, rotateApiKey, UnknownRecordError } from '../src/domain/accounts.js';
 import { createTestApp, DIALECTS, type TestApp } from './support/harness.js';
+import { otherAccount } from './support/writes.js';
 
 type Res = Awaited<ReturnType<TestApp['request']>>;
 
@@ -139,6 +140,44 @@ for (const dialect of DIALECTS) {
       assert.equal((await t.get('/v1/me', caller)).statusCode, 200);
     });
 
+    it('keeps the key\'s last_used_at to the minute: written when older than 60 s, with no statement on other requests', async () => {
+      const key = await t.keyWith(t.tenant.ownerId, ['view:sites']);
+      const { id } = (await findApiKey(t.handle, key.clientId))!;
+      const lastUsed = async () => (await findApiKey(t.handle, String(id)))!.last_used_at;
+      const keyWrites = (statements: string[]) => statements.filter((s) => /^update "api_keys"/.test(s));
+      const issuedAt = t.clock.now().toISOString();
+      assert.equal(await lastUsed(), issuedAt, 'getting the token set it');
+
+      // Within the minute: authentication reads it in its one query and writes nothing.
+      t.clock.advance(60);
+      const quiet = await t.queries.during(async () => {
+        assert.equal((await t.get('/v1/me', key.token)).statusCode, 200);
+        await t.app.tokens.settle();
+      });
+      assert.deepEqual(keyWrites(quiet.statements), []);
+      assert.equal(await lastUsed(), issuedAt);
+
+      // Older than a minute: the next request writes it once (in the background), a burst too.
+      t.clock.advance(1);
+      const usedAt = t.clock.now().toISOString();
+      const touched = await t.queries.during(async () => {
+        const answers = await Promise.all([1, 2, 3].map(() => t.get('/v1/me', key.token)));
+        assert.deepEqual(answers.map((a) => a.statusCode), [200, 200, 200]);
+        await t.app.tokens.settle();
+      });
+      assert.equal(keyWrites(touched.statements).length, 1, touched.statements.join('\n'));
+      assert.equal(await lastUsed(), usedAt);
+
+      // A refused token is no use of the key.
+      t.clock.advance(120);
+      assert.equal((await t.get('/v1/me', 'sbzat_unknown')).statusCode, 401);
+      await t.app.tokens.settle();
+      assert.equal(await lastUsed(), usedAt);
+      assert.equal((await t.get('/v1/me', key.token)).statusCode, 200);
+      await t.app.tokens.settle();
+      assert.equal(await lastUsed(), t.clock.now().toISOString());
+    });
+
     it('serves /v1/version without authentication, and ignores a bad Authorization header there', async () => {
       assert.equal((await t.get('/v1/version')).statusCode, 200);
       const withGarbage = await t.request({ method: 'GET', url: '/v1/version', headers: { authorization: 'Bearer nonsense' } });
@@ -201,6 +240,32 @@ for (const dialect of DIALECTS) {
 
       // Other keys of the same user are not affected.
       assert.equal((await t.get('/v1/sites', untouched)).statusCode, 200);
+    });
+
+    it('limited to an account, creating, finding, rotating and deleting treat another account\'s key or user as unknown and touch nothing', async () => {
+      const other = await otherAccount(t);
+      const theirs = await createApiKey(t.handle, { userId: other.ownerId, name: 'theirs', permissions: ['view:sites'] }, t.clock);
+      const ours = { accountId: t.tenant.accountId };
+      const keysBefore = (await listApiKeys(t.handle)).length;
+
+      await assert.rejects(createApiKey(t.handle, { userId: other.ownerId, name: 'sneaky', permissions: ['view:sites'], ...ours }, t.clock), UnknownRecordError);
+      assert.equal((await listApiKeys(t.handle)).length, keysBefore, 'no key was made');
+      assert.equal(await findApiKey(t.handle, String(theirs.id), ours), undefined);
+      assert.equal(await findApiKey(t.handle, theirs.clientId, ours), undefined);
+      await assert.rejects(rotateApiKey(t.handle, String(theirs.id), t.clock, ours), UnknownRecordError);
+      await assert.rejects(deleteApiKey(t.handle, theirs.clientId, ours), UnknownRecordError);
+      // Their key still works with its first secret, and is listed only in its own account.
+      assert.equal((await t.get('/v1/me', await t.tokenFor(theirs.clientId, theirs.clientSecret))).statusCode, 200);
+      assert.ok(!(await listApiKeys(t.handle, ours)).some((k) => k.id === theirs.id));
+      assert.equal((await findApiKey(t.handle, String(theirs.id), { accountId: other.accountId }))?.name, 'theirs');
+
+      // Within its own account the same calls work.
+      const mine = await createApiKey(t.handle, { userId: t.tenant.ownerId, name: 'mine', permissions: ['view:sites'], ...ours }, t.clock);
+      assert.equal(mine.accountId, t.tenant.accountId);
+      assert.notEqual((await rotateApiKey(t.handle, String(mine.id), t.clock, ours)).clientSecret, mine.clientSecret);
+      assert.deepEqual(await deleteApiKey(t.handle, String(mine.id), ours), { id: mine.id, clientId: mine.clientId });
+      assert.equal(await findApiKey(t.handle, String(mine.id)), undefined);
+      assert.deepEqual((await listUsers(t.handle, other.accountId)).map((u) => u.id), [other.ownerId]);
     });
 
     it('rotating by numeric id works the same as by client id', async () => {

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PERMISSION_NAMES } from '../src/auth/permissions.js';
+import { createApiKey, findApiKey } from '../src/domain/accounts.js';
 import { createTestApp, DIALECTS, type TestApp } from './support/harness.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -318,6 +319,26 @@ for (const dialect of DIALECTS) {
       // twice, so its family is revoked, the winner's new grant included.
       assert.equal(await meStatus(winner.access_token), 401);
       assertOAuthError(await tokenRequest(form({ grant_type: 'refresh_token', refresh_token: winner.refresh_token })), 400, 'invalid_grant');
+    });
+
+    it('sets the key\'s last_used_at when it gets tokens, with client credentials and with a refresh token', async () => {
+      const key = await createApiKey(t.handle, { userId: t.tenant.ownerId, name: 'last used', permissions: ['view:sites'] }, t.clock);
+      const lastUsed = async () => (await findApiKey(t.handle, String(key.id)))!.last_used_at;
+      assert.equal(await lastUsed(), null, 'a new key was never used');
+      const granted = assertTokenResponse(
+        await tokenRequest(form({ grant_type: 'client_credentials', client_id: key.clientId, client_secret: key.clientSecret })),
+        7200,
+      );
+      assert.equal(await lastUsed(), t.clock.now().toISOString());
+      // Within the minute too: getting a token always writes it.
+      t.clock.advance(5);
+      assertTokenResponse(await tokenRequest(form({ grant_type: 'refresh_token', refresh_token: granted.refresh_token })), 7200);
+      assert.equal(await lastUsed(), t.clock.now().toISOString());
+      // A refused grant is no use of the key.
+      t.clock.advance(5);
+      const before = await lastUsed();
+      assertOAuthError(await tokenRequest(form({ grant_type: 'client_credentials', client_id: key.clientId, client_secret: 'wrong' })), 401, 'invalid_client');
+      assert.equal(await lastUsed(), before);
     });
 
     it('answers 400 invalid_grant for an unknown refresh token and invalid_request for a missing one', async () => {

@@ -7,6 +7,11 @@ import { bearerAuthentication, principalOf } from './authenticate.js';
 import type { RateLimits } from './rate-limits.js';
 import type { TokenService } from './tokens.js';
 
+/** A shell command that gets a token with a key's credentials (printed by the CLI, shown by the console). */
+export function tokenRequestCommand(baseUrl: string, clientId: string, clientSecret: string): string {
+  return `curl -s -X POST ${baseUrl}/v1/oauth/token -d grant_type=client_credentials -d client_id=${clientId} -d client_secret=${clientSecret}`;
+}
+
 const oauthError = (status: number, code: string, detail: string, headers: Record<string, string> = {}) =>
   new ApiError(status, [{ code, title: code, detail }], headers);
 

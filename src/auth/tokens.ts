@@ -12,7 +12,16 @@ export interface TokenSettings {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   now: () => Date;
+  /** Told when a key's last_used_at could not be written (it is an aid: the request goes on). */
+  onTouchError?: (error: unknown) => void;
 }
+
+/**
+ * api_keys.last_used_at is written when a key gets a token, and when a token of it is used only
+ * once it is older than this: most requests read it in the query they make anyway, and write
+ * nothing.
+ */
+export const LAST_USED_PRECISION_MS = 60_000;
 
 export interface IssuedTokens {
   access_token: string;
@@ -36,6 +45,13 @@ export interface IssuedGrant {
 
 export class TokenService {
   private readonly queries: ReturnType<typeof authenticationQueries>;
+  /**
+   * When this process last wrote each key's last_used_at: a request whose read came before that
+   * write landed (a burst, racing it) does not write it again.
+   */
+  private readonly touchedAt = new Map<number, number>();
+  /** last_used_at writes in flight. */
+  private readonly touching = new Set<Promise<void>>();
 
   constructor(
     private readonly handle: DatabaseHandle,
@@ -144,14 +160,15 @@ export class TokenService {
     const [row] = await this.queries.grantByAccessToken.execute([sha256Hex(accessToken)]);
     if (!row) return 'unknown';
     if (row.revoked_at !== null) return 'revoked';
+    const now = this.settings.now();
     const expires = traits.decodeTimestamp(row.access_expires_at);
-    if (expires === null || Date.parse(expires) <= this.settings.now().getTime()) return 'expired';
+    if (expires === null || Date.parse(expires) <= now.getTime()) return 'expired';
+    const lastUsed = traits.decodeTimestamp(row.last_used_at);
+    if (lastUsed === null || now.getTime() - Date.parse(lastUsed) > LAST_USED_PRECISION_MS) this.touch(Number(row.api_key_id), now);
 
     const accountId = Number(row.account_id);
     const userId = Number(row.user_id);
-    const siteRows = reachesEverySite(row.role)
-      ? await this.queries.sitesOfAccount.execute([accountId])
-      : await this.queries.sitesOfUser.execute([userId, accountId]);
+    const siteIds = await this.reachableSiteIds({ userId, accountId, role: row.role });
     return {
       accountId,
       userId,
@@ -159,11 +176,51 @@ export class TokenService {
       grantId: Number(row.grant_id),
       role: row.role,
       permissions: new Set(JSON.parse(row.permissions) as string[]),
-      siteIds: siteRows.map((s) => Number(s.id)),
+      siteIds,
       clockOffsetMs: Number(row.clock_offset_ms),
       clientId: row.client_id,
       faultsVersion: Number(row.faults_version),
     };
+  }
+
+  /**
+   * The sites of its account a user reaches, ascending: every one for an owner, else those given
+   * to the user. The one rule for a token's principal and a console session's.
+   */
+  async reachableSiteIds(user: { userId: number; accountId: number; role: string }): Promise<number[]> {
+    const rows = reachesEverySite(user.role)
+      ? await this.queries.sitesOfAccount.execute([user.accountId])
+      : await this.queries.sitesOfUser.execute([user.userId, user.accountId]);
+    return rows.map((s) => Number(s.id));
+  }
+
+  /**
+   * Writes the key's last_used_at in the background: the request that found it stale does not
+   * wait. The condition keeps several processes (or a burst of requests) from writing it more
+   * than once a minute.
+   */
+  private touch(apiKeyId: number, now: Date): void {
+    const touched = this.touchedAt.get(apiKeyId);
+    if (touched !== undefined && now.getTime() - touched <= LAST_USED_PRECISION_MS) return;
+    this.touchedAt.set(apiKeyId, now.getTime());
+    const { db, traits } = this.handle;
+    const written = db
+      .updateTable('api_keys')
+      .set({ last_used_at: traits.encodeTimestamp(now) })
+      .where('id', '=', apiKeyId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', traits.encodeTimestamp(new Date(now.getTime() - LAST_USED_PRECISION_MS)))]))
+      .execute()
+      .then(
+        () => undefined,
+        (error: unknown) => this.settings.onTouchError?.(error),
+      )
+      .finally(() => this.touching.delete(written));
+    this.touching.add(written);
+  }
+
+  /** Resolves once the last_used_at writes under way are done (before the database closes, and in tests). */
+  async settle(): Promise<void> {
+    await Promise.all(this.touching.values());
   }
 
   /** A new grant of the key; `familyId` is a new one for client_credentials, the replaced grant's for a refresh. */
@@ -172,6 +229,8 @@ export class TokenService {
     const { traits } = this.handle;
     const access = newAccessToken();
     const refresh = newRefreshToken();
+    // Getting a token is using the key (the console's key list shows when).
+    await trx.updateTable('api_keys').set({ last_used_at: traits.encodeTimestamp(now) }).where('id', '=', apiKeyId).execute();
     await trx
       .insertInto('oauth_grants')
       .values({
@@ -220,6 +279,7 @@ function authenticationQueries(handle: DatabaseHandle) {
           'a.clock_offset_ms',
           'k.client_id',
           'a.faults_version',
+          'k.last_used_at',
         ])
         .where('g.access_token_hash', '=', 'access token hash'),
     ),

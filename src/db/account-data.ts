@@ -98,6 +98,8 @@ export const KEPT_TABLES: Readonly<Record<string, string>> = {
   webhook_deliveries: 'the delivery log',
   webhook_attempts: 'the delivery log',
   request_journal: 'what the caller sent (the request journal), as the delivery log is what was sent to it',
+  console_sessions: 'who is signed in to the console',
+  console_sign_in_links: 'one-time console sign-in links',
   sandbox_faults: 'the faults the caller set up to test its retries, which a reset must not lift by surprise',
 };
 
@@ -109,6 +111,8 @@ export const INSTANCE_TABLES: readonly string[] = [
   // Kept by triggers from the rows (a restore moves them as its deletes and inserts go).
   'site_counters',
   'snapshots',
+  // Failed console sign-ins per address or account (throttling), not the account's records.
+  'console_sign_in_failures',
 ];
 
 /** Where a data table's saved copies live (0013_snapshots). */

@@ -29,6 +29,8 @@ export interface UsersTable {
   email: string;
   /** One of USER_ROLES (auth/roles.ts). Owners reach every site of the account; other roles only their user_sites. */
   role: string;
+  /** scrypt hash (src/console/passwords.ts), null until one is set (0014_console). */
+  password_hash: string | null;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
 }
@@ -62,6 +64,38 @@ export interface ApiKeysTable {
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
   rotated_at: DbTimestamp | null;
+  /** When the key last got a token or a token of it was last used, to the minute (0014_console). */
+  last_used_at: DbTimestamp | null;
+}
+
+/** One signed-in console browser (src/console/sessions.ts). */
+export interface ConsoleSessionsTable {
+  id: Generated<DbId>;
+  user_id: DbId;
+  /** SHA-256 of the cookie's token, hex. */
+  token_hash: string;
+  csrf_token: string;
+  created_at: DbTimestamp;
+  last_seen_at: DbTimestamp;
+  /** The absolute expiry. */
+  expires_at: DbTimestamp;
+}
+
+/** A one-time console sign-in link. */
+export interface ConsoleSignInLinksTable {
+  id: Generated<DbId>;
+  user_id: DbId;
+  token_hash: string;
+  created_at: DbTimestamp;
+  expires_at: DbTimestamp;
+  used_at: DbTimestamp | null;
+}
+
+/** Failed console sign-ins of one address or account in the current window. */
+export interface ConsoleSignInFailuresTable {
+  subject: string;
+  window_started_at: DbTimestamp;
+  failures: number;
 }
 
 /** One OAuth grant: an access token and its refresh token, revoked together. */
@@ -696,6 +730,9 @@ export interface Database {
   outgoing_messages: OutgoingMessagesTable;
   request_journal: RequestJournalTable;
   sandbox_faults: SandboxFaultsTable;
+  console_sessions: ConsoleSessionsTable;
+  console_sign_in_links: ConsoleSignInLinksTable;
+  console_sign_in_failures: ConsoleSignInFailuresTable;
 
   site_counters: SiteCountersTable;
   instance_settings: InstanceSettingsTable;

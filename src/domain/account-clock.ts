@@ -49,6 +49,12 @@ export interface ClockState {
   realTime: Date;
 }
 
+/** An advance's outcome: the clock afterwards, and the account time it moved from. */
+export interface AdvanceResult extends ClockState {
+  /** The account's time just before the advance (the due work ran for (from, now]). */
+  from: Date;
+}
+
 export type ClockTarget = { by: IsoDuration; pointer?: string } | { to: Date; pointer?: string };
 
 export interface AdvanceOptions {
@@ -89,7 +95,7 @@ export async function advanceAccountClock(
   principal: Principal,
   target: ClockTarget,
   options: AdvanceOptions,
-): Promise<ClockState> {
+): Promise<AdvanceResult> {
   const siteIds = await accountSiteIds(handle, principal.accountId);
   const accountWide: Principal = { ...principal, siteIds };
   return engine.transact(accountWide, async (ctx, records) => {
@@ -117,7 +123,7 @@ export async function advanceAccountClock(
     const moved: WriteContext = { ...ctx, principal: { ...ctx.principal, clockOffsetMs: offsetMs }, now: until };
     await shiftWebhookRetries(moved, siteIds, until.getTime() - from.getTime(), realNow, options.leaseMs);
     for (const work of DUE_WORK) await work(moved, siteIds, until);
-    return { accountId: principal.accountId, now: until, offsetMs, realTime: realNow };
+    return { accountId: principal.accountId, now: until, offsetMs, realTime: realNow, from };
   });
 }
 

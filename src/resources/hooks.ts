@@ -29,6 +29,11 @@ export const hooks = defineResource({
       description:
         'When the hook was disabled because every delivery failed for 5 days (a sitebiz extension); nothing is delivered to it until POST /v1/hooks/{id}/enable. Null while it is enabled',
     }),
+    failing_since: attr.datetime({
+      nullable: true,
+      description:
+        'When the hook\'s current run of failed deliveries began (a sitebiz extension): set by the first failure after a success, cleared by a success or by POST /v1/hooks/{id}/enable; a hook still failing 5 days later is disabled. Null while its deliveries succeed',
+    }),
   },
   relationships: {
     site: rel.toOne('sites', 'site_id'),

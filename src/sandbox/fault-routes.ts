@@ -1,6 +1,8 @@
 // POST, GET and DELETE /v1/test_helpers/faults (docs/sandbox.md "Faults on demand"): the account's
 // faults, which FaultInjector (faults.ts) applies to matching requests of its keys.
 import { principalOf } from '../auth/authenticate.js';
+import type { Principal } from '../auth/principal.js';
+import type { ShowDocument } from '../jsonapi/engine.js';
 import { notFound, unprocessable } from '../jsonapi/errors.js';
 import { JSONAPI_MEDIA_TYPE } from '../jsonapi/http.js';
 import { attr, defineResource } from '../jsonapi/resource.js';
@@ -8,9 +10,9 @@ import { createRouteSchema, deleteRouteSchema } from '../jsonapi/route-schemas.j
 import { refuseQueryParameters } from '../jsonapi/routes.js';
 import { readResourceDocument, type WriteRules } from '../jsonapi/write-document.js';
 import { FAULT_RETRY_AFTER_SECONDS, FAULT_STATUSES, faultsChanged, MAX_LATENCY_MS } from './faults.js';
-import { SANDBOX_PERMISSION, SANDBOX_TAG, type SandboxPart } from './part.js';
+import { SANDBOX_PERMISSION, SANDBOX_TAG, type SandboxPart, type SandboxServices } from './part.js';
 
-const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
+export const FAULT_METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
 const MAX_TIMES = 1_000_000;
 const MAX_PATH_LENGTH = 500;
 
@@ -28,7 +30,7 @@ export const faults = defineResource({
   tenancy: { kind: 'account', column: 'account_id' },
   defaultSort: 'created_at',
   attributes: {
-    method: attr.string({ nullable: true, filter: ['eq', 'in'], enum: [...METHODS, '*'], description: 'The HTTP method matched; * or absent: any (rendered null)' }),
+    method: attr.string({ nullable: true, filter: ['eq', 'in'], enum: [...FAULT_METHODS, '*'], description: 'The HTTP method matched; * or absent: any (rendered null)' }),
     path: attr.string({ description: 'The path matched (without the query string): * stands for any text, as in /v1/contacts*' }),
     status: attr.integer({ nullable: true, filter: true, enum: FAULT_STATUSES.map(String), description: 'The status answered; null: only a delay' }),
     latency_ms: attr.integer({ nullable: true, description: `A delay before the answer, ms (at most ${MAX_LATENCY_MS})` }),
@@ -58,8 +60,8 @@ interface FaultValues {
 function checkFault(attributes: Record<string, unknown>): FaultValues {
   const pointer = (name: string) => `/data/attributes/${name}`;
   const method = attributes.method === undefined || attributes.method === null || attributes.method === '*' ? null : String(attributes.method).toUpperCase();
-  if (method !== null && !(METHODS as readonly string[]).includes(method)) {
-    throw unprocessable('invalid_method', `method must be one of ${METHODS.join(', ')} or * (any), got ${JSON.stringify(attributes.method)}`, pointer('method'));
+  if (method !== null && !(FAULT_METHODS as readonly string[]).includes(method)) {
+    throw unprocessable('invalid_method', `method must be one of ${FAULT_METHODS.join(', ')} or * (any), got ${JSON.stringify(attributes.method)}`, pointer('method'));
   }
   const path = String(attributes.path);
   if (!path.startsWith('/v1/') || path.length > MAX_PATH_LENGTH || /[?#\s]/.test(path)) {
@@ -90,9 +92,45 @@ function checkFault(attributes: Record<string, unknown>): FaultValues {
   return { method, path, status, latency_ms: latency, times, rate };
 }
 
-export const faultsPart: SandboxPart = (services) => {
+/**
+ * Creates a fault from a request document (`{"data":{"type":"faults","attributes":{...}}}`), as
+ * POST /v1/test_helpers/faults does (and the console's faults form): the document's rules and
+ * checkFault, then the row and the account's faults_version in one transaction. The new fault,
+ * as GET /v1/test_helpers/faults/{id} renders it.
+ */
+export async function createFault(services: Pick<SandboxServices, 'engine' | 'database'>, principal: Principal, body: unknown): Promise<ShowDocument> {
   const { engine } = services;
   const { db, traits } = services.database;
+  const values = checkFault(readResourceDocument(faults, body, RULES, { create: true }).attributes);
+  const row = await db.transaction().execute(async (trx) => {
+    const inserted = await trx
+      .insertInto('sandbox_faults')
+      .values({ account_id: principal.accountId, ...values, remaining: values.times, created_at: traits.encodeTimestamp(engine.now(principal)) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await faultsChanged(trx, principal.accountId);
+    return inserted;
+  });
+  return engine.show(faults, String(row.id), '', principal);
+}
+
+/** Deletes a fault of the principal's account (404 when it has none of that id), as DELETE /v1/test_helpers/faults/{id} does. */
+export async function deleteFault(services: Pick<SandboxServices, 'database'>, principal: Principal, rawId: string): Promise<void> {
+  const { db } = services.database;
+  const id = /^\d{1,15}$/.test(rawId) ? Number(rawId) : undefined;
+  const deleted =
+    id !== undefined &&
+    (await db.transaction().execute(async (trx) => {
+      const result = await trx.deleteFrom('sandbox_faults').where('id', '=', id).where('account_id', '=', principal.accountId).executeTakeFirst();
+      if (Number(result.numDeletedRows) === 0) return false;
+      await faultsChanged(trx, principal.accountId);
+      return true;
+    }));
+  if (!deleted) throw notFound(`No faults record with id ${JSON.stringify(rawId)}`);
+}
+
+export const faultsPart: SandboxPart = (services) => {
+  const { engine } = services;
   return async (app) => {
     // An app built on a registry without the sandbox's resources (the engine's own tests) serves none.
     if (!engine.registry.find(faults.type)) return;
@@ -100,18 +138,7 @@ export const faultsPart: SandboxPart = (services) => {
     const sandboxed = <T extends object>(schema: T, summary: string) => ({ ...schema, summary });
 
     app.post('/faults', { schema: sandboxed(createRouteSchema(engine.registry, faults, RULES), 'Create a fault'), onRequest: refuseQueryParameters }, async (request, reply) => {
-      const principal = principalOf(request);
-      const values = checkFault(readResourceDocument(faults, request.body, RULES, { create: true }).attributes);
-      const row = await db.transaction().execute(async (trx) => {
-        const inserted = await trx
-          .insertInto('sandbox_faults')
-          .values({ account_id: principal.accountId, ...values, remaining: values.times, created_at: traits.encodeTimestamp(engine.now(principal)) })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        await faultsChanged(trx, principal.accountId);
-        return inserted;
-      });
-      const doc = await engine.show(faults, String(row.id), '', principal);
+      const doc = await createFault(services, principalOf(request), request.body);
       return reply.code(201).header('location', doc.links.self).type(JSONAPI_MEDIA_TYPE).send(doc);
     });
 
@@ -119,17 +146,7 @@ export const faultsPart: SandboxPart = (services) => {
       '/faults/:id',
       { schema: sandboxed(deleteRouteSchema(engine.registry, faults), 'Delete a fault'), onRequest: refuseQueryParameters },
       async (request, reply) => {
-        const principal = principalOf(request);
-        const id = /^\d{1,15}$/.test(request.params.id) ? Number(request.params.id) : undefined;
-        const deleted =
-          id !== undefined &&
-          (await db.transaction().execute(async (trx) => {
-            const result = await trx.deleteFrom('sandbox_faults').where('id', '=', id).where('account_id', '=', principal.accountId).executeTakeFirst();
-            if (Number(result.numDeletedRows) === 0) return false;
-            await faultsChanged(trx, principal.accountId);
-            return true;
-          }));
-        if (!deleted) throw notFound(`No faults record with id ${JSON.stringify(request.params.id)}`);
+        await deleteFault(services, principalOf(request), request.params.id);
         return reply.type(JSONAPI_MEDIA_TYPE).send({ data: {} });
       },
     );

@@ -59,6 +59,12 @@ export const journalEntries = defineResource({
     }),
     status: namedFilter('strings', 'Statuses (503) or classes (5xx), comma-separated', (eb, values) => statusCondition(eb, values)),
     client_id: namedFilter('strings', 'Requests of these client ids, comma-separated', (eb, ids) => eb('request_journal.client_id', 'in', ids)),
+    // For following the journal as it grows (the console's live list): ids grow in the order
+    // entries are written, so "after the newest id read" misses no entry written later, even one
+    // whose request arrived earlier (a slow request answered after faster ones).
+    after_id: namedFilter('id', 'Entries written after the entry with this id (a greater id): pass the newest id read to see only what came since', (eb, id) =>
+      eb('request_journal.id', '>', id),
+    ),
   },
 });
 

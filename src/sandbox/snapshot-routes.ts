@@ -59,8 +59,8 @@ const createBody = Type.Object({
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The name of `{"data":{"type":"snapshots","attributes":{"name":...}}}`, or the document's problems. */
-function readCreateDocument(body: unknown): string {
+/** The name of `{"data":{"type":"snapshots","attributes":{"name":...}}}`, or the document's problems (the console's save form too). */
+export function readSnapshotCreateDocument(body: unknown): string {
   const problem = (status: number, code: string, title: string, detail: string, pointer: string) =>
     new ApiError(status, [{ code, title, detail, source: { pointer } }]);
   if (!isObject(body) || !isObject(body.data)) {
@@ -95,7 +95,8 @@ function apiErrorOf(problem: SnapshotProblem): ApiError {
   }
 }
 
-async function answering<T>(work: () => Promise<T>): Promise<T> {
+/** Runs snapshot domain code, its refusals turned into the API's errors (the console shows them too). */
+export async function withSnapshotErrors<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (e) {
@@ -148,7 +149,7 @@ export function snapshotRoutes(services: SandboxServices) {
           response: { 200: restoreAnswer, ...errorResponses, 409: error('The account has no seed snapshot (no_seed_snapshot)') },
         },
       },
-      async (request, reply) => restored(reply, await answering(() => resetAccount(services.database, principalOf(request).accountId))),
+      async (request, reply) => restored(reply, await withSnapshotErrors(() => resetAccount(services.database, principalOf(request).accountId))),
     );
 
     app.get(
@@ -192,7 +193,7 @@ export function snapshotRoutes(services: SandboxServices) {
       },
       async (request, reply) => {
         const principal = principalOf(request);
-        const saved = await answering(() => saveSnapshot(services.database, principal.accountId, checkSnapshotName(readCreateDocument(request.body)), services.now()));
+        const saved = await withSnapshotErrors(() => saveSnapshot(services.database, principal.accountId, checkSnapshotName(readSnapshotCreateDocument(request.body)), services.now()));
         return reply.code(201).type(JSONAPI_MEDIA_TYPE).header('location', `${base}/${encodeURIComponent(saved.name)}`).send({ data: render(saved) });
       },
     );
@@ -211,7 +212,7 @@ export function snapshotRoutes(services: SandboxServices) {
       },
       async (request, reply) => {
         const { name } = request.params as { name: string };
-        return restored(reply, await answering(() => restoreSnapshot(services.database, principalOf(request).accountId, name)));
+        return restored(reply, await withSnapshotErrors(() => restoreSnapshot(services.database, principalOf(request).accountId, name)));
       },
     );
 
@@ -234,7 +235,7 @@ export function snapshotRoutes(services: SandboxServices) {
       },
       async (request, reply) => {
         const { name } = request.params as { name: string };
-        await answering(() => deleteSnapshot(services.database, principalOf(request).accountId, name));
+        await withSnapshotErrors(() => deleteSnapshot(services.database, principalOf(request).accountId, name));
         return reply.code(204).send();
       },
     );

@@ -37,8 +37,8 @@ for (const dialect of DIALECTS) {
       resource: hooks,
       world: () => w,
       fixtures: () => h,
-      // disabled_at is sitebiz's own (docs/upstream-divergences.md).
-      upstream: { list: '/v1/hooks', show: '/v1/hooks/{id}', adjust: withoutSeedOnlyAttributes({ hooks: ['disabled_at'] }) },
+      // disabled_at and failing_since are sitebiz's own (docs/upstream-divergences.md).
+      upstream: { list: '/v1/hooks', show: '/v1/hooks/{id}', adjust: withoutSeedOnlyAttributes({ hooks: ['disabled_at', 'failing_since'] }) },
       all: () => [h.h4, h.h3, h.h2, h.h1],
       sorts: { created_at: () => [h.h1, h.h2, h.h3, h.h4] },
       filters: [
@@ -59,6 +59,7 @@ for (const dialect of DIALECTS) {
           created_at: '2026-04-01T10:00:00.000Z',
           updated_at: '2026-04-15T10:00:00.000Z',
           disabled_at: null,
+          failing_since: null,
         },
         relationships: {
           site: { data: { type: 'sites', id: w.siteId } },

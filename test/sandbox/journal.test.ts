@@ -141,6 +141,18 @@ for (const dialect of DIALECTS) {
       assertError(await t.get('/v1/test_helpers/requests?filter[status]=abc', token), 400, 'invalid_parameter');
     });
 
+    it('follows the journal with filter[after_id]: only entries written after that id, in write order', async () => {
+      const [newest] = await journal(t, token, '?sort=-id&page[size]=1');
+      assert.ok(newest);
+      assert.deepEqual(await journal(t, token, `?filter[after_id]=${newest.id}`), []);
+      await t.get('/v1/contacts?page[size]=2', token);
+      await t.get('/v1/sites', token);
+      const since = await journal(t, token, `?filter[after_id]=${newest.id}&sort=id`);
+      assert.deepEqual(since.map((e) => e.attributes.path), ['/v1/contacts?page[size]=2', '/v1/sites']);
+      assert.ok(since.every((e) => Number(e.id) > Number(newest.id)));
+      assertError(await t.get('/v1/test_helpers/requests?filter[after_id]=x', token), 400, 'invalid_parameter');
+    });
+
     it('keeps another account\'s requests apart, and does not journal requests without a key', async () => {
       const other = await otherAccount(t);
       const key = await createApiKey(t.handle, { userId: other.ownerId, name: 'other', permissions: PERMISSION_NAMES }, t.clock);

@@ -33,9 +33,10 @@ export const DIVERGENCES: readonly Divergence[] = [
     }),
   },
   {
-    // sitebiz's extensions of a hook: disabled_at (a hook whose deliveries failed for 5 days).
+    // sitebiz's extensions of a hook: disabled_at (a hook whose deliveries failed for 5 days) and
+    // failing_since (when its current run of failures began).
     name: 'Attributes sitebiz adds to hooks',
-    adjust: withoutSeedOnlyAttributes({ hooks: ['disabled_at'] }),
+    adjust: withoutSeedOnlyAttributes({ hooks: ['disabled_at', 'failing_since'] }),
   },
   {
     // The seed: `prev` and `next` are null when there is no such page; upstream's podcast list

@@ -336,7 +336,9 @@ for (const dialect of DIALECTS) {
           .set({ disabled_at: encode('2026-06-01T00:00:00.000Z'), failing_since: encode('2026-05-27T00:00:00.000Z') })
           .where('id', '=', Number(hook))
           .execute();
-        assert.equal((await get(`/v1/hooks/${hook}`)).data.attributes.disabled_at, '2026-06-01T00:00:00.000Z');
+        const disabled = (await get(`/v1/hooks/${hook}`)).data.attributes;
+        assert.equal(disabled.disabled_at, '2026-06-01T00:00:00.000Z');
+        assert.equal(disabled.failing_since, '2026-05-27T00:00:00.000Z', 'when its failures began');
         assert.deepEqual(ids(await get('/v1/hooks?filter[disabled_at_null]=false')), [hook]);
         await tag(await b.contact(), vip);
         assert.deepEqual((await get(`/v1/hooks/${hook}/deliveries`)).data, [], 'nothing is queued for a disabled hook');
@@ -348,6 +350,7 @@ for (const dialect of DIALECTS) {
         const doc = res.json();
         assert.equal(doc.data.id, hook);
         assert.equal(doc.data.attributes.disabled_at, null);
+        assert.equal(doc.data.attributes.failing_since, null);
         assert.equal(doc.data.attributes.updated_at, t.clock.now().toISOString());
         assert.equal(doc.data.meta, undefined, 'no secret is shown');
         const row = await hookRow(hook);

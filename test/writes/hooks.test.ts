@@ -79,10 +79,11 @@ for (const dialect of DIALECTS) {
           created_at: t.clock.now().toISOString(),
           updated_at: t.clock.now().toISOString(),
           disabled_at: null,
+          failing_since: null,
         });
         assert.deepEqual(doc.data.relationships.site.data, { type: 'sites', id: String(t.tenant.siteId) });
         assertSigningSecret(doc.data.meta.signing_secret);
-        // disabled_at is sitebiz's own (docs/upstream-divergences.md).
+        // disabled_at and failing_since are sitebiz's own (docs/upstream-divergences.md).
         assertResponseMatchesUpstream('post', '/v1/hooks', { statusCode: res.statusCode, headers: res.headers, body: JSON.stringify(withoutDivergences(res.json())) });
         const row = await hookRow(doc.data.id);
         assert.equal(row?.signing_secret, doc.data.meta.signing_secret, 'stored as given, for signing deliveries');

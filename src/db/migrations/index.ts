@@ -15,13 +15,14 @@ import { sandbox } from './0010_sandbox.js';
 import { refunds } from './0011_refunds.js';
 import { journalAndFaults } from './0012_journal_and_faults.js';
 import { snapshots } from './0013_snapshots.js';
+import { consoleMigration } from './0014_console.js';
 
 export interface AppMigration {
   name: string;
   up(db: Kysely<unknown>, traits: DialectTraits): Promise<void>;
 }
 
-export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, refunds, journalAndFaults, snapshots];
+export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, refunds, journalAndFaults, snapshots, consoleMigration];
 
 /** Hands the list to Kysely's Migrator, binding each migration to the dialect's traits. */
 export function migrationProvider(traits: DialectTraits, migrations = MIGRATIONS): MigrationProvider {
