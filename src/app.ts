@@ -32,6 +32,9 @@ import { confirmationRoute } from './sandbox/messages.js';
 import { RequestJournal } from './sandbox/request-journal.js';
 import { sandboxRoutes } from './sandbox/routes.js';
 import { meRoute } from './routes/me.js';
+import { consoleRoutes } from './console/plugin.js';
+import { consolePages } from './console/pages/index.js';
+import { ConsoleSessions } from './console/sessions.js';
 import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
 
 declare module 'fastify' {
@@ -153,7 +156,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
     now,
+    onTouchError: (error) => app.log.warn({ err: error }, 'an API key\'s last_used_at was not written'),
   });
+  // Added after the database's onClose hook, so it runs first: a key's last_used_at write in
+  // flight finishes before the database closes.
+  app.addHook('onClose', async () => tokens.settle());
   const resources = options.resources ?? servedResources(config);
   const engine = await createEngine(config, database, { now, resources, ...(options.webhooks?.lookup ? { lookup: options.webhooks.lookup } : {}) });
   app.decorate('tokens', tokens);
@@ -222,6 +229,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       if (sandbox) await v1.register(confirmationRoute({ database, now }), { prefix: '/test_helpers' });
     },
     { prefix: '/v1' },
+  );
+  // The console (docs/console.md): HTML pages for people, in a scope of its own (headers,
+  // cookies, form bodies, errors as pages), on the same engine. An app of other resources (the
+  // engine's own tests serve fixtures) has none.
+  if (!options.resources) await app.register(
+    consoleRoutes(
+      {
+        config,
+        engine,
+        database,
+        webhooks,
+        tokens,
+        sessions: new ConsoleSessions(database, now, (user) => tokens.reachableSiteIds(user)),
+        now,
+        ...(sandbox ? { journal: sandbox.journal } : {}),
+      },
+      consolePages,
+    ),
+    { prefix: '/console' },
   );
   addMethodNotAllowedRoutes();
   return app;

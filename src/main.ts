@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, SETTINGS } from './config.js';
 import { connectDatabase, migrateToLatest } from './db/connect.js';
 import { PERMISSIONS, parsePermissionList } from './auth/permissions.js';
+import { tokenRequestCommand } from './auth/oauth-routes.js';
 import { USER_ROLES } from './auth/roles.js';
 import {
   AdminError,
@@ -20,6 +21,7 @@ import { initialize, type InitResult } from './domain/initialize.js';
 import { PortUnavailableError, serve } from './server.js';
 import { configFrom, out, report, reportFailure, UsageError, withDatabase, type Command, type Options } from './cli/command.js';
 import { seedCommand } from './cli/seed.js';
+import { setPasswordCommand, signInLinkCommand } from './cli/console-users.js';
 import { triggerCommand } from './cli/trigger.js';
 import { listenCommand } from './cli/listen.js';
 import { clockAdvanceCommand, clockShowCommand } from './cli/clock.js';
@@ -59,7 +61,8 @@ export function credentialLines(result: InitResult): string[] {
     `client_id:     ${result.client_id}`,
     `client_secret: ${result.client_secret}`,
     'Get a token:',
-    `  curl -s -X POST ${result.base_url}/v1/oauth/token -d grant_type=client_credentials -d client_id=${result.client_id} -d client_secret=${result.client_secret}`,
+    `  ${tokenRequestCommand(result.base_url, result.client_id, result.client_secret)}`,
+    ...(result.sign_in_url ? [`Console:       ${result.sign_in_url}`, '               (a one-time sign-in link for the owner, valid 15 minutes)'] : []),
   ];
 }
 
@@ -242,6 +245,8 @@ const COMMANDS: Record<string, Command> = {
       report(values, { id: String(id), account_id: String(accountId), name, email, role, site_ids: siteIds }, [`Created user ${id}.`]);
     },
   },
+  'users set-password': setPasswordCommand,
+  'users sign-in-link': signInLinkCommand,
   trigger: triggerCommand,
   listen: listenCommand,
 };

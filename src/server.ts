@@ -134,7 +134,7 @@ function announce(config: Config, { database, credentials, empty }: PreparedData
   const workers = config.workers > 1 ? ` with ${config.workers} workers` : '';
   if (options.json) {
     const { created: _created, ...printed } = credentials ?? { created: false };
-    const json = { serving: `${config.publicUrl}/v1`, docs: `${config.publicUrl}/docs`, database: database.description, workers: config.workers, mode: config.mode };
+    const json = { serving: `${config.publicUrl}/v1`, docs: `${config.publicUrl}/docs`, console: `${config.publicUrl}/console`, database: database.description, workers: config.workers, mode: config.mode };
     process.stdout.write(`${JSON.stringify({ ...json, credentials: credentials ? printed : null })}\n`);
     return;
   }
@@ -154,14 +154,17 @@ function announce(config: Config, { database, credentials, empty }: PreparedData
       'Create one: npm run sitebiz -- init --empty (prints its API key).',
     );
   } else {
-    lines.push(`Database: ${database.description}. For credentials: npm run sitebiz -- init (prints a new API key).`);
+    lines.push(
+      `Database: ${database.description}. For credentials: npm run sitebiz -- init (prints a new API key);`,
+      `for the console: npm run sitebiz -- users sign-in-link (prints a one-time sign-in link).`,
+    );
   }
   lines.push(
     config.mode === 'production'
       ? 'Mode: production (no demo account on an empty database).'
       : 'Mode: sandbox (the default: demo account on an empty database; MODE=production for a live installation).',
   );
-  lines.push(`sitebiz is serving ${config.publicUrl}/v1${workers} (docs: ${config.publicUrl}/docs)`, '', '');
+  lines.push(`sitebiz is serving ${config.publicUrl}/v1${workers} (docs: ${config.publicUrl}/docs, console: ${config.publicUrl}/console)`, '', '');
   process.stdout.write(lines.join('\n'));
 }
 

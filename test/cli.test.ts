@@ -131,6 +131,7 @@ interface InitJson {
   client_id: string;
   client_secret: string;
   base_url: string;
+  sign_in_url: string;
 }
 
 describe('sitebiz CLI: help, usage and configuration errors', { concurrency: 2 }, () => {
@@ -237,11 +238,13 @@ for (const dialect of DIALECTS) {
     it('init --json prints one JSON object whose credentials work; a second init reuses the account', async () => {
       const db = await database();
       const first = await okJson<InitJson>(['init', '--database-url', db.url]);
-      assert.deepEqual(Object.keys(first).sort(), ['account_id', 'base_url', 'client_id', 'client_secret', 'site_id', 'user_id']);
+      assert.deepEqual(Object.keys(first).sort(), ['account_id', 'base_url', 'client_id', 'client_secret', 'sign_in_url', 'site_id', 'user_id']);
       assert.equal(first.base_url, 'http://127.0.0.1:3000');
+      assert.match(first.sign_in_url, /^http:\/\/127\.0\.0\.1:3000\/console\/link\/[A-Za-z0-9_-]{43}$/);
 
       const second = await ok(['init', '--database-url', db.url]);
       assert.match(second, /The account exists; created a new API key for its owner\./);
+      assert.doesNotMatch(second, /console\/link/, 'a sign-in link only on a new database');
       const secondId = /client_id:\s+(\S+)/.exec(second)?.[1];
       const secondSecret = /client_secret:\s+(\S+)/.exec(second)?.[1];
       assert.ok(secondId && secondSecret, second);
@@ -260,6 +263,12 @@ for (const dialect of DIALECTS) {
       }
       const accounts = await a.database.db.selectFrom('accounts').select('id').execute();
       assert.equal(accounts.length, 1, 'the second init made no account');
+      // The printed sign-in link opens a console session for the owner, once.
+      const linkPath = new URL(first.sign_in_url).pathname;
+      const signedIn = await a.inject({ method: 'GET', url: linkPath });
+      assert.equal(signedIn.statusCode, 303);
+      assert.match(String(signedIn.headers['set-cookie']), /sitebiz_console=/);
+      assert.equal((await a.inject({ method: 'GET', url: linkPath })).statusCode, 410);
       const keys = await a.database.db.selectFrom('api_keys').select('permissions').execute();
       assert.equal(keys.length, 2);
       for (const k of keys) assert.deepEqual(JSON.parse(k.permissions), [...PERMISSION_NAMES].sort());

@@ -4,17 +4,15 @@
 // some records of a seeded site and not others. Also: the same seed gives the same rows (ids
 // included), --account adds sites to an existing account, and the command prints one JSON object.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
-import { loadConfig, SETTINGS } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
 import { connectDatabase } from '../src/db/connect.js';
 import { filterNames } from '../src/jsonapi/planner.js';
 import { SUFFIXES_LONGEST_FIRST, type PredicateSuffix } from '../src/jsonapi/predicates.js';
@@ -22,6 +20,7 @@ import type { ResourceDefinition } from '../src/jsonapi/resource.js';
 import { centsToDecimal } from '../src/resources/contact-filters.js';
 import { seedAccount, type SeedResult } from '../src/seed/seed-account.js';
 import { createTestApp, DIALECTS, type DialectName, type TestApp } from './support/harness.js';
+import { runSitebiz } from './support/serve-process.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
@@ -314,24 +313,9 @@ for (const dialect of DIALECTS) {
 
 // --- The command line, in a child process, on a database of its own -----------------------------
 
-const BIN = join(fileURLToPath(new URL('..', import.meta.url)), 'bin', 'sitebiz.js');
 
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env };
-  for (const spec of Object.values(SETTINGS)) delete env[spec.env];
-  return new Promise((resolve, reject) => {
-    // From a scratch directory: the command must not depend on being run inside the checkout.
-    const cwd = mkdtempSync(join(tmpdir(), 'sitebiz-seed-cwd-'));
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.on('close', () => rmSync(cwd, { recursive: true, force: true }));
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** From a scratch directory: the command must not depend on being run inside the checkout. */
+const runCli = (args: string[]) => runSitebiz(args);
 
 /** A temporary SQLite file, or a fresh PostgreSQL database beside TEST_DATABASE_URL's. */
 async function scratchDatabase(dialect: DialectName): Promise<{ url: string; drop(): Promise<void> }> {

@@ -1,6 +1,8 @@
 // Administration of tenants and credentials: accounts, users and their site access, sites and
 // API keys. Used by the CLI and by tests; the HTTP API itself never creates these.
+import type { Selectable } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
+import type { ApiKeysTable } from '../db/schema.js';
 import { PERMISSION_NAMES } from '../auth/permissions.js';
 import { isUserRole, reachesEverySite, USER_ROLES } from '../auth/roles.js';
 import { newClientId, newClientSecret, sha256Hex } from '../auth/secrets.js';
@@ -9,6 +11,21 @@ import { newClientId, newClientSecret, sha256Hex } from '../auth/secrets.js';
 export class AdminError extends Error {
   override name = 'AdminError';
 }
+
+/**
+ * The named record does not exist, or not in the account the caller is limited to (the console
+ * acts for one account: another account's key or user is unknown to it, never touched).
+ */
+export class UnknownRecordError extends AdminError {
+  override name = 'UnknownRecordError';
+}
+
+/** Limits an administrative call to one account's records; without an account id, any account's. */
+export interface AccountScope {
+  accountId?: number;
+}
+
+const inAccount = (scope: AccountScope) => (scope.accountId === undefined ? '' : ` in account ${scope.accountId}`);
 
 export interface Clock {
   now: () => Date;
@@ -122,17 +139,23 @@ export interface CreatedApiKey {
   permissions: string[];
 }
 
+/**
+ * A new key of a user; with `accountId`, the user must be of that account (else UnknownRecordError,
+ * and nothing is written).
+ */
 export async function createApiKey(
   handle: DatabaseHandle,
-  input: { userId: number; name: string; permissions: readonly string[] },
+  input: { userId: number; name: string; permissions: readonly string[]; accountId?: number },
   clock = systemClock,
 ): Promise<CreatedApiKey> {
   const name = input.name.trim();
   if (name === '') throw new AdminError('an API key needs a name');
   const unknown = input.permissions.filter((p) => !PERMISSION_NAMES.includes(p));
   if (unknown.length > 0) throw new AdminError(`unknown permission(s) ${unknown.join(', ')}`);
-  const user = await handle.db.selectFrom('users').select(['id', 'account_id']).where('id', '=', input.userId).executeTakeFirst();
-  if (!user) throw new AdminError(`no user ${input.userId}`);
+  let userQuery = handle.db.selectFrom('users').select(['id', 'account_id']).where('id', '=', input.userId);
+  if (input.accountId !== undefined) userQuery = userQuery.where('account_id', '=', input.accountId);
+  const user = await userQuery.executeTakeFirst();
+  if (!user) throw new UnknownRecordError(`no user ${input.userId}${inAccount(input)}`);
   const clientId = newClientId();
   const clientSecret = newClientSecret();
   const permissions = [...new Set(input.permissions)].sort();
@@ -189,16 +212,21 @@ export interface ApiKeySummary {
   permissions: string[];
   created_at: string;
   rotated_at: string | null;
+  /** When the key last got a token, or one of its tokens was last used (to the minute); null: never. */
+  last_used_at: string | null;
 }
 
-export async function listApiKeys(handle: DatabaseHandle, filter: { accountId?: number } = {}): Promise<ApiKeySummary[]> {
+function apiKeysQuery(handle: DatabaseHandle, scope: AccountScope) {
   let q = handle.db
     .selectFrom('api_keys')
-    .select(['id', 'name', 'client_id', 'user_id', 'account_id', 'permissions', 'created_at', 'rotated_at'])
+    .select(['id', 'name', 'client_id', 'user_id', 'account_id', 'permissions', 'created_at', 'rotated_at', 'last_used_at'])
     .orderBy('id');
-  if (filter.accountId !== undefined) q = q.where('account_id', '=', filter.accountId);
-  const rows = await q.execute();
-  return rows.map((r) => ({
+  if (scope.accountId !== undefined) q = q.where('account_id', '=', scope.accountId);
+  return q;
+}
+
+function apiKeySummary(handle: DatabaseHandle, r: Omit<Selectable<ApiKeysTable>, 'secret_hash' | 'updated_at'>): ApiKeySummary {
+  return {
     id: Number(r.id),
     name: r.name,
     client_id: r.client_id,
@@ -207,28 +235,42 @@ export async function listApiKeys(handle: DatabaseHandle, filter: { accountId?: 
     permissions: JSON.parse(r.permissions) as string[],
     created_at: handle.traits.decodeTimestamp(r.created_at) ?? '',
     rotated_at: handle.traits.decodeTimestamp(r.rotated_at),
-  }));
+    last_used_at: handle.traits.decodeTimestamp(r.last_used_at),
+  };
 }
 
-/** Finds a key by numeric id or client_id. */
-async function requireKey(handle: DatabaseHandle, ref: string): Promise<{ id: number; client_id: string }> {
+export async function listApiKeys(handle: DatabaseHandle, filter: AccountScope = {}): Promise<ApiKeySummary[]> {
+  const rows = await apiKeysQuery(handle, filter).execute();
+  return rows.map((r) => apiKeySummary(handle, r));
+}
+
+/** One key by numeric id or client_id (within the scope's account), or undefined. */
+export async function findApiKey(handle: DatabaseHandle, ref: string, scope: AccountScope = {}): Promise<ApiKeySummary | undefined> {
   const byId = /^\d+$/.test(ref);
-  const row = await handle.db
-    .selectFrom('api_keys')
-    .select(['id', 'client_id'])
+  const row = await apiKeysQuery(handle, scope)
     .where(byId ? 'id' : 'client_id', '=', byId ? Number(ref) : ref)
     .executeTakeFirst();
-  if (!row) throw new AdminError(`no API key ${ref}`);
-  return { id: Number(row.id), client_id: row.client_id };
+  return row ? apiKeySummary(handle, row) : undefined;
 }
 
-/** Gives the key a new secret and revokes every token granted with the old one, in one transaction. */
+/** Finds a key by numeric id or client_id (within the scope's account). */
+async function requireKey(handle: DatabaseHandle, ref: string, scope: AccountScope): Promise<{ id: number; client_id: string }> {
+  const key = await findApiKey(handle, ref, scope);
+  if (!key) throw new UnknownRecordError(`no API key ${ref}${inAccount(scope)}`);
+  return { id: key.id, client_id: key.client_id };
+}
+
+/**
+ * Gives the key a new secret and revokes every token granted with the old one, in one
+ * transaction. With `scope.accountId`, a key of another account is unknown (UnknownRecordError).
+ */
 export async function rotateApiKey(
   handle: DatabaseHandle,
   ref: string,
   clock = systemClock,
+  scope: AccountScope = {},
 ): Promise<{ id: number; clientId: string; clientSecret: string }> {
-  const key = await requireKey(handle, ref);
+  const key = await requireKey(handle, ref, scope);
   const clientSecret = newClientSecret();
   const at = handle.traits.encodeTimestamp(clock.now());
   await inTransaction(handle, async (trx) => {
@@ -242,14 +284,36 @@ export async function rotateApiKey(
   return { id: key.id, clientId: key.client_id, clientSecret };
 }
 
-/** Deletes the key; its grants go with it (foreign key cascade), so its tokens stop at once. */
-export async function deleteApiKey(handle: DatabaseHandle, ref: string): Promise<{ id: number; clientId: string }> {
-  const key = await requireKey(handle, ref);
+/**
+ * Deletes the key; its grants go with it, so its tokens stop at once. With `scope.accountId`, a
+ * key of another account is unknown (UnknownRecordError).
+ */
+export async function deleteApiKey(handle: DatabaseHandle, ref: string, scope: AccountScope = {}): Promise<{ id: number; clientId: string }> {
+  const key = await requireKey(handle, ref, scope);
   await inTransaction(handle, async (trx) => {
     await trx.deleteFrom('oauth_grants').where('api_key_id', '=', key.id).execute();
     await trx.deleteFrom('api_keys').where('id', '=', key.id).execute();
   });
   return { id: key.id, clientId: key.client_id };
+}
+
+export interface UserSummary {
+  id: number;
+  name: string;
+  email: string;
+  role: string;
+}
+
+/** The users of an account, by name (whom a key can be made for). */
+export async function listUsers(handle: DatabaseHandle, accountId: number): Promise<UserSummary[]> {
+  const rows = await handle.db
+    .selectFrom('users')
+    .select(['id', 'name', 'email', 'role'])
+    .where('account_id', '=', accountId)
+    .orderBy('name')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ id: Number(r.id), name: r.name, email: r.email, role: r.role }));
 }
 
 async function requireAccount(handle: DatabaseHandle, accountId: number): Promise<void> {

@@ -4,6 +4,7 @@ import type { DatabaseHandle } from '../db/connect.js';
 import { PERMISSION_NAMES } from '../auth/permissions.js';
 import { DEMO_ACCOUNT, seedDemoData } from '../demo/seed.js';
 import { analyzeTables } from '../db/site-counters.js';
+import { ConsoleSessions, consoleSignInUrl } from '../console/sessions.js';
 import { createAccount, createApiKey, createSite, createUser, type Clock } from './accounts.js';
 
 const EMPTY_ACCOUNT = { account: 'My Account', owner: 'Account Owner', email: 'owner@example.com', site: 'My Site', subdomain: 'my-site' };
@@ -17,6 +18,11 @@ export interface InitResult {
   base_url: string;
   /** Whether this run created the account (false: it existed and only a key was added). */
   created: boolean;
+  /**
+   * A one-time console sign-in link for the owner, made when this run created the account
+   * (a new database); `sitebiz users sign-in-link` makes others.
+   */
+  sign_in_url?: string;
 }
 
 export async function initialize(
@@ -66,6 +72,7 @@ export async function initialize(
     { userId: Number(owner.id), name: `init ${clock.now().toISOString()}`, permissions: PERMISSION_NAMES },
     clock,
   );
+  const signInUrl = created ? consoleSignInUrl(options.baseUrl, await new ConsoleSessions(handle, clock.now).createSignInLink(Number(owner.id))) : undefined;
   return {
     account_id: String(accountId),
     user_id: String(owner.id),
@@ -74,5 +81,6 @@ export async function initialize(
     client_secret: key.clientSecret,
     base_url: options.baseUrl,
     created,
+    ...(signInUrl ? { sign_in_url: signInUrl } : {}),
   };
 }

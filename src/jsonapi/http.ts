@@ -28,6 +28,11 @@ declare module 'fastify' {
     errorFormat?: ErrorFormat;
     /** Set on the generated 405 routes: the methods the path does allow. */
     allowedMethods?: string[];
+    /**
+     * A route that is not part of the JSON:API (the console's HTML pages): no generated 405
+     * route, its own scope answers unknown methods.
+     */
+    notJsonApi?: boolean;
   }
 }
 
@@ -205,7 +210,7 @@ function toApiError(error: FastifyError | ApiError, request: FastifyRequest, for
 export function trackRoutesForMethodNotAllowed(app: FastifyInstance): () => void {
   const byUrl = new Map<string, { methods: Set<string>; errorFormat: ErrorFormat }>();
   app.addHook('onRoute', (route) => {
-    if (route.config?.allowedMethods) return;
+    if (route.config?.allowedMethods || route.config?.notJsonApi) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     let entry = byUrl.get(route.url);
     if (!entry) byUrl.set(route.url, (entry = { methods: new Set(), errorFormat: route.config?.errorFormat ?? 'jsonapi' }));

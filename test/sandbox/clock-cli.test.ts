@@ -4,35 +4,20 @@
 // webhook retry falls due as much earlier), and the account is the demo account, the only one, or
 // the one named.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.js';
-import { loadConfig, SETTINGS } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
 import { DIALECTS } from '../support/harness.js';
-import { freshDatabase } from '../support/serve-process.js';
+import { freshDatabase, runSitebiz } from '../support/serve-process.js';
 import { queueDeliveries } from '../support/webhooks.js';
 
-const BIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'sitebiz.js');
 const scratch = mkdtempSync(join(tmpdir(), 'sitebiz-clock-cli-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env };
-  for (const spec of Object.values(SETTINGS)) delete env[spec.env];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: scratch, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[]) => runSitebiz(args, { cwd: scratch });
 
 async function json<T = Record<string, any>>(args: string[], code = 0): Promise<T> {
   const result = await run([...args, '--json']);

@@ -4,19 +4,16 @@
 // data version forward, so its list caches are not used again); --json prints one object; a
 // refusal exits 1 with a JSON error, a usage mistake exits 2; production mode refuses.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { loadConfig, SETTINGS } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
 import { DIALECTS } from '../support/harness.js';
-import { freshDatabase, type FreshDatabase } from '../support/serve-process.js';
+import { freshDatabase, runSitebiz, type FreshDatabase } from '../support/serve-process.js';
 
-const BIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'bin', 'sitebiz.js');
 
 interface RunResult {
   code: number | null;
@@ -31,18 +28,7 @@ for (const dialect of DIALECTS) {
     let token: string;
     const scratch = mkdtempSync(join(tmpdir(), 'sitebiz-snapshot-cli-'));
 
-    const run = (args: string[]): Promise<RunResult> =>
-      new Promise((resolve, reject) => {
-        const env = { ...process.env };
-        for (const spec of Object.values(SETTINGS)) delete env[spec.env];
-        const child = spawn(process.execPath, [BIN, ...args, '--database-url', database.url, '--log-level', 'silent'], { cwd: scratch, env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-        child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      });
+    const run = (args: string[]): Promise<RunResult> => runSitebiz([...args, '--database-url', database.url, '--log-level', 'silent'], { cwd: scratch });
     const json = async (args: string[], code = 0) => {
       const result = await run([...args, '--json']);
       assert.equal(result.code, code, `sitebiz ${args.join(' ')}: ${result.stdout}${result.stderr}`);

@@ -9,6 +9,7 @@ import { loadConfig, parseDatabaseUrl, type Config, type DatabaseConfig } from '
 import { connectDatabase, dropSchema, migrateToLatest, type DatabaseHandle } from '../../src/db/connect.js';
 import { createAccount, createApiKey, createSite, createUser } from '../../src/domain/accounts.js';
 import type { ResourceDefinition } from '../../src/jsonapi/resource.js';
+import { freePort } from './free-port.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -175,4 +176,31 @@ export async function createTestApp(dialect: DialectName, options: TestAppOption
       if (schema) await dropSchema(database, schema);
     },
   };
+}
+
+export interface ListeningTestApp extends TestApp {
+  /** Where the app listens, e.g. `http://127.0.0.1:41234` (no trailing slash); also its PUBLIC_URL. */
+  baseUrl: string;
+}
+
+/**
+ * A test app listening on 127.0.0.1 for clients that need a real socket (a browser). Its
+ * PUBLIC_URL is the address it listens on, so the links it renders (`links.next`, `Location`,
+ * printed curl lines) lead back to it. The port is chosen before the app is built, because the
+ * configuration is read once; if another process takes it in between, another is tried.
+ * `close()` stops listening too.
+ */
+export async function createListeningTestApp(dialect: DialectName, options: TestAppOptions = {}): Promise<ListeningTestApp> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const t = await createTestApp(dialect, { ...options, env: { ...options.env, PUBLIC_URL: baseUrl } });
+    try {
+      await t.app.listen({ port, host: '127.0.0.1' });
+      return { ...t, baseUrl };
+    } catch (error) {
+      await t.close();
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 3) throw error;
+    }
+  }
 }

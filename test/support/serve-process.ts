@@ -24,6 +24,40 @@ export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/** What a finished command printed, and how it exited. */
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `sitebiz <args>` (this checkout's bin/sitebiz.js) to its end, with no sitebiz setting from
+ * our environment, in `cwd` (a scratch directory of its own by default, removed after: a command
+ * must not depend on being run inside the checkout), with `stdin` as its standard input (none by
+ * default).
+ */
+export function runSitebiz(args: readonly string[], options: { cwd?: string; stdin?: string; env?: Record<string, string> } = {}): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const scratch = options.cwd ? undefined : mkdtempSync(join(tmpdir(), 'sitebiz-command-'));
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: options.cwd ?? scratch,
+      env: childEnv(options.env ?? {}),
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
+      resolve({ code, stdout, stderr });
+    });
+    if (options.stdin !== undefined) child.stdin!.end(options.stdin);
+  });
+}
+
 export interface LogLine {
   pid: number;
   msg: string;

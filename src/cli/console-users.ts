@@ -1,0 +1,69 @@
+// `sitebiz users set-password` and `sitebiz users sign-in-link`: how people get into the console
+// (docs/console.md "Signing in").
+import { AdminError, soleAccountOwner } from '../domain/accounts.js';
+import { hashPassword, PasswordPolicyError } from '../console/passwords.js';
+import { ConsoleSessions, consoleSignInUrl, SIGN_IN_LINK_TTL_MS } from '../console/sessions.js';
+import type { DatabaseHandle } from '../db/connect.js';
+import { configFrom, report, UsageError, withDatabase, type Command } from './command.js';
+
+async function userByEmail(handle: DatabaseHandle, email: string) {
+  const user = await handle.db.selectFrom('users').select(['id', 'email']).where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
+  if (!user) throw new AdminError(`there is no user with the email ${email}`);
+  return { id: Number(user.id), email: user.email };
+}
+
+/** Standard input, whole, without the one line break a shell's echo or a here-string adds. */
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) throw new UsageError('--password-stdin reads the password from standard input: pipe it in (e.g. printf %s "$PASSWORD" | ...)');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+export const setPasswordCommand: Command = {
+  summary: 'set a user\'s console password (read from standard input); their console sessions end',
+  usage: 'sitebiz users set-password --email <email> --password-stdin [--json]',
+  details: ['The password is never taken as an argument (it would be in the shell history and the process list).'],
+  options: { email: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
+  async run(values) {
+    if (typeof values.email !== 'string' || values.email.trim() === '') throw new UsageError('--email is required');
+    if (values['password-stdin'] !== true) throw new UsageError('--password-stdin is required: the password is read from standard input');
+    const password = await readStdin();
+    let hash: string;
+    try {
+      hash = await hashPassword(password);
+    } catch (error) {
+      if (error instanceof PasswordPolicyError) throw new UsageError(error.message);
+      throw error;
+    }
+    const user = await withDatabase(configFrom(values), async (h) => {
+      const found = await userByEmail(h, values.email as string);
+      await h.db.transaction().execute(async (trx) => {
+        await trx.updateTable('users').set({ password_hash: hash, updated_at: h.traits.encodeTimestamp(new Date()) }).where('id', '=', found.id).execute();
+        // A new password ends the sessions signed in with the old one.
+        await trx.deleteFrom('console_sessions').where('user_id', '=', found.id).execute();
+      });
+      return found;
+    });
+    report(values, { user_id: String(user.id), email: user.email, password_set: true }, [`Set the console password of ${user.email} (user ${user.id}).`]);
+  },
+};
+
+export const signInLinkCommand: Command = {
+  summary: 'print a one-time console sign-in link for a user (default: the owner, when the database has one account)',
+  usage: 'sitebiz users sign-in-link [--email <email>] [--json]',
+  details: [`The link works once, for ${SIGN_IN_LINK_TTL_MS / 60_000} minutes. It is made with PUBLIC_URL (--public-url) as its base.`],
+  options: { email: { type: 'string' } },
+  async run(values) {
+    const config = configFrom(values);
+    const result = await withDatabase(config, async (h) => {
+      const userId = typeof values.email === 'string' ? (await userByEmail(h, values.email)).id : await soleAccountOwner(h);
+      const token = await new ConsoleSessions(h).createSignInLink(userId);
+      return { userId, url: consoleSignInUrl(config.publicUrl, token) };
+    });
+    report(values, { user_id: String(result.userId), sign_in_url: result.url }, [
+      `Console sign-in link for user ${result.userId} (works once, for ${SIGN_IN_LINK_TTL_MS / 60_000} minutes):`,
+      `  ${result.url}`,
+    ]);
+  },
+};

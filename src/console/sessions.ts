@@ -1,0 +1,216 @@
+// Console sessions, sign-in links and the sign-in throttle, all in the database so that several
+// sitebiz processes behind a load balancer share them (docs/console.md "Signing in").
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { PERMISSION_NAMES } from '../auth/permissions.js';
+import type { Principal } from '../auth/principal.js';
+import { sha256Hex } from '../auth/secrets.js';
+import type { TokenService } from '../auth/tokens.js';
+import type { DatabaseHandle } from '../db/connect.js';
+
+/** A session ends after this long without a request... */
+export const SESSION_IDLE_MS = 30 * 60_000;
+/** ...and this long after sign-in, whatever happens. */
+export const SESSION_ABSOLUTE_MS = 12 * 3_600_000;
+/** last_seen_at is written at most this often per session (a page load is not a write). */
+const TOUCH_EVERY_MS = 60_000;
+/** A printed sign-in link works this long, once. */
+export const SIGN_IN_LINK_TTL_MS = 15 * 60_000;
+
+/** Failed sign-ins allowed per window, per address and per account, before sign-in waits. */
+export const SIGN_IN_FAILURE_LIMITS = { perAddress: 20, perAccount: 10, windowMs: 15 * 60_000 } as const;
+
+export interface ConsoleUser {
+  id: number;
+  accountId: number;
+  accountName: string;
+  name: string;
+  email: string;
+  role: string;
+}
+
+export interface ConsoleSession {
+  id: number;
+  user: ConsoleUser;
+  csrfToken: string;
+  /** The API's view of this user: every permission, the user's sites, the account's clock. */
+  principal: Principal;
+}
+
+/** Where a sign-in link's token is used (src/console/sign-in.ts). */
+export const consoleSignInUrl = (baseUrl: string, token: string): string => `${baseUrl}/console/link/${token}`;
+
+const newToken = () => randomBytes(32).toString('base64url');
+
+export class ConsoleSessions {
+  constructor(
+    private readonly handle: DatabaseHandle,
+    private readonly now: () => Date = () => new Date(),
+    /**
+     * The API's rule for the sites a user reaches (TokenService.reachableSiteIds), so a session
+     * sees what a key of the same user would. Needed to load sessions; making sign-in links
+     * (the CLI, init) does without.
+     */
+    private readonly reachableSiteIds?: TokenService['reachableSiteIds'],
+  ) {}
+
+  private get db() {
+    return this.handle.db;
+  }
+
+  private at(date: Date): string {
+    return this.handle.traits.encodeTimestamp(date);
+  }
+
+  private time(value: unknown): number {
+    return Date.parse(this.handle.traits.decodeTimestamp(value) ?? '');
+  }
+
+  /** Starts a session for the user; returns the cookie's token. */
+  async create(userId: number): Promise<string> {
+    const token = newToken();
+    const now = this.now();
+    await this.db
+      .insertInto('console_sessions')
+      .values({
+        user_id: userId,
+        token_hash: sha256Hex(token),
+        csrf_token: newToken(),
+        created_at: this.at(now),
+        last_seen_at: this.at(now),
+        expires_at: this.at(new Date(now.getTime() + SESSION_ABSOLUTE_MS)),
+      })
+      .execute();
+    return token;
+  }
+
+  /** The live session of a cookie's token, or null (unknown, idle too long, or past its end). */
+  async load(token: string | undefined): Promise<ConsoleSession | null> {
+    if (!token || token.length > 100) return null;
+    const row = await this.db
+      .selectFrom('console_sessions as s')
+      .innerJoin('users as u', 'u.id', 's.user_id')
+      .innerJoin('accounts as a', 'a.id', 'u.account_id')
+      .select(['s.id', 's.csrf_token', 's.last_seen_at', 's.expires_at', 'u.id as user_id', 'u.account_id', 'u.name', 'u.email', 'u.role', 'a.name as account_name', 'a.clock_offset_ms'])
+      .where('s.token_hash', '=', sha256Hex(token))
+      .executeTakeFirst();
+    if (!row) return null;
+    const now = this.now().getTime();
+    const lastSeen = this.time(row.last_seen_at);
+    if (now >= this.time(row.expires_at) || now >= lastSeen + SESSION_IDLE_MS) {
+      await this.db.deleteFrom('console_sessions').where('id', '=', row.id).execute();
+      return null;
+    }
+    if (now - lastSeen >= TOUCH_EVERY_MS) {
+      await this.db.updateTable('console_sessions').set({ last_seen_at: this.at(new Date(now)) }).where('id', '=', row.id).execute();
+    }
+    const user: ConsoleUser = {
+      id: Number(row.user_id),
+      accountId: Number(row.account_id),
+      accountName: row.account_name,
+      name: row.name,
+      email: row.email,
+      role: row.role,
+    };
+    return { id: Number(row.id), user, csrfToken: row.csrf_token, principal: await this.principalOf(user, Number(row.clock_offset_ms)) };
+  }
+
+  /** What the user may reach through the API's rules: every permission, the sites its role reaches. */
+  private async principalOf(user: ConsoleUser, clockOffsetMs: number): Promise<Principal> {
+    if (!this.reachableSiteIds) throw new Error('ConsoleSessions needs the API\'s site rule (TokenService.reachableSiteIds) to load sessions');
+    return {
+      accountId: user.accountId,
+      userId: user.id,
+      // No API key or grant is involved: the console acts as the signed-in user.
+      apiKeyId: 0,
+      grantId: 0,
+      role: user.role,
+      permissions: new Set(PERMISSION_NAMES),
+      siteIds: await this.reachableSiteIds({ userId: user.id, accountId: user.accountId, role: user.role }),
+      clockOffsetMs,
+    };
+  }
+
+  async destroy(sessionId: number): Promise<void> {
+    await this.db.deleteFrom('console_sessions').where('id', '=', sessionId).execute();
+  }
+
+  /** A new one-time sign-in link's token for the user. */
+  async createSignInLink(userId: number): Promise<string> {
+    const token = newToken();
+    const now = this.now();
+    await this.db
+      .insertInto('console_sign_in_links')
+      .values({ user_id: userId, token_hash: sha256Hex(token), created_at: this.at(now), expires_at: this.at(new Date(now.getTime() + SIGN_IN_LINK_TTL_MS)), used_at: null })
+      .execute();
+    return token;
+  }
+
+  /**
+   * Spends a sign-in link: the user it signs in, or null when it is unknown, used or expired. The
+   * conditional UPDATE lets exactly one of two racing uses win.
+   */
+  async useSignInLink(token: string): Promise<number | null> {
+    if (token.length > 100) return null;
+    const now = this.now();
+    const row = await this.db
+      .updateTable('console_sign_in_links')
+      .set({ used_at: this.at(now) })
+      .where('token_hash', '=', sha256Hex(token))
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', this.at(now))
+      .returning('user_id')
+      .executeTakeFirst();
+    return row ? Number(row.user_id) : null;
+  }
+
+  /** Whether sign-in is paused for any of the subjects ("ip:..." or "account:..."), and until when. */
+  async throttledUntil(subjects: readonly string[]): Promise<Date | null> {
+    if (subjects.length === 0) return null;
+    const rows = await this.db.selectFrom('console_sign_in_failures').selectAll().where('subject', 'in', [...subjects]).execute();
+    const now = this.now().getTime();
+    let until: number | null = null;
+    for (const row of rows) {
+      const end = this.time(row.window_started_at) + SIGN_IN_FAILURE_LIMITS.windowMs;
+      if (end <= now || row.failures < limitOf(row.subject)) continue;
+      until = Math.max(until ?? 0, end);
+    }
+    return until === null ? null : new Date(until);
+  }
+
+  /** Counts one failed sign-in against each subject (a window starts at the first failure). */
+  async recordFailure(subjects: readonly string[]): Promise<void> {
+    const now = this.now();
+    const windowStart = this.at(new Date(now.getTime() - SIGN_IN_FAILURE_LIMITS.windowMs));
+    for (const subject of subjects) {
+      await this.db
+        .insertInto('console_sign_in_failures')
+        .values({ subject, window_started_at: this.at(now), failures: 1 })
+        .onConflict((oc) =>
+          oc.column('subject').doUpdateSet((eb) => ({
+            // An expired window starts again at this failure.
+            failures: eb.case().when('console_sign_in_failures.window_started_at', '<=', windowStart).then(1).else(eb('console_sign_in_failures.failures', '+', 1)).end(),
+            window_started_at: eb
+              .case()
+              .when('console_sign_in_failures.window_started_at', '<=', windowStart)
+              .then(this.at(now))
+              .else(eb.ref('console_sign_in_failures.window_started_at'))
+              .end(),
+          })),
+        )
+        .execute();
+    }
+  }
+
+  /** A successful sign-in clears the account's count (the address keeps its own). */
+  async clearFailures(subject: string): Promise<void> {
+    await this.db.deleteFrom('console_sign_in_failures').where('subject', '=', subject).execute();
+  }
+}
+
+const limitOf = (subject: string) => (subject.startsWith('account:') ? SIGN_IN_FAILURE_LIMITS.perAccount : SIGN_IN_FAILURE_LIMITS.perAddress);
+
+/** Compares a presented CSRF token with the session's in constant time. */
+export function csrfTokenMatches(presented: unknown, expected: string): boolean {
+  if (typeof presented !== 'string' || presented.length !== expected.length) return false;
+  return timingSafeEqual(Buffer.from(presented), Buffer.from(expected));
+}
