@@ -3,7 +3,7 @@
 // TEST_DATABASE_URL is set (then it must be reachable: a set but dead URL fails the run rather
 // than passing on SQLite alone). Extra arguments go to node's test runner.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -42,6 +42,26 @@ console.log(
   upstream
     ? `Upstream conformance: checked against ${relative(root, upstream)}`
     : 'Upstream conformance: skipped, and counted in "skipped" below (no ../shared/reference/upstream-openapi-v1.1.0.yml; set SITEBIZ_UPSTREAM_OPENAPI to check against it).',
+);
+
+// The browser suites run in Chromium: $CHROMIUM_PATH, else Debian's /usr/bin/chromium. Without it
+// they are skipped and counted in "skipped"; in CI a missing Chromium fails them. The lookup is
+// test/support/browser.ts's chromiumLookup again (test/test-runner.test.ts checks they agree).
+const chromium = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const chromiumFound = (() => {
+  try {
+    accessSync(chromium, constants.X_OK);
+    return statSync(chromium).isFile();
+  } catch {
+    return false;
+  }
+})();
+console.log(
+  chromiumFound
+    ? `Browser tests: Chromium at ${chromium}`
+    : process.env.CI
+      ? `Browser tests: they will FAIL: no Chromium at ${chromium}, and CI must run them (apt-get install -y chromium, or set CHROMIUM_PATH)`
+      : `Browser tests: skipped, and counted in "skipped" below: no Chromium at ${chromium} (apt-get install -y chromium, or set CHROMIUM_PATH)`,
 );
 
 const result = spawnSync(

@@ -1,5 +1,6 @@
 // What the README says about the Node versions CI tests is what .ci/run does: Node 20 (the
-// machine's), then Node 24 through .ci/node24-tests, on both databases. No database involved.
+// machine's), then Node 24 through .ci/node24-tests, on both databases; and Chromium is there for
+// the browser suites. No database involved.
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +18,14 @@ describe('CI and the Node versions the README names', () => {
     const node24 = commands.findIndex((line) => /^TEST_DATABASE_URL=postgres:\/\/\S+ \.ci\/node24-tests$/.test(line));
     assert.ok(node20 >= 0 && node24 > node20, run);
     assert.ok((statSync(join(ROOT, '.ci', 'node24-tests')).mode & 0o111) !== 0, '.ci/node24-tests is executable');
+  });
+
+  it('.ci/run installs Chromium when it is missing, before the tests (the browser suites fail without it in CI)', () => {
+    const commands = read('.ci/run').split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#'));
+    const install = commands.findIndex((line) => line.includes('apt-get install -y chromium'));
+    const tests = commands.findIndex((line) => / npm test$/.test(line));
+    assert.ok(install >= 0 && install < tests, 'apt-get install -y chromium comes before npm test');
+    assert.match(commands[install]!, /^\[ -x "\$\{CHROMIUM_PATH:-\/usr\/bin\/chromium\}" \] \|\| /, 'only when the Chromium the tests use is missing');
   });
 
   it('.ci/node24-tests takes node@24 from the registry and builds the native module against its headers', () => {
