@@ -8,7 +8,11 @@ export interface RunningServer {
   child: Child;
   baseUrl: string;
   accessToken: string;
-  /** A client that sends the token. */
+  /**
+   * A client that sends the token, and the session cookie of a console sign-in as the account's
+   * owner (the API ignores the cookie and the console the token), so the same client measures
+   * API requests and console pages side by side.
+   */
   api: HttpClient;
 }
 
@@ -44,9 +48,26 @@ export async function startServer(dataset: Dataset, options: ServerOptions): Pro
       client_secret: dataset.credentials.clientSecret,
     }).toString(),
   });
-  client.close();
   if (!token.access_token) throw new Error('POST /v1/oauth/token gave no access_token');
-  return { child, baseUrl, accessToken: token.access_token, api: new HttpClient(baseUrl, { authorization: `Bearer ${token.access_token}` }) };
+  const cookie = await consoleSessionCookie(dataset, client);
+  client.close();
+  return { child, baseUrl, accessToken: token.access_token, api: new HttpClient(baseUrl, { authorization: `Bearer ${token.access_token}`, cookie }) };
+}
+
+/** Signs in to the console as a newcomer does: a one-time link from the command line, opened once. */
+async function consoleSessionCookie(dataset: Dataset, client: HttpClient): Promise<string> {
+  const printed = await runToEnd(
+    startNode('sitebiz users sign-in-link', ['bin/sitebiz.js', 'users', 'sign-in-link', '--database-url', dataset.url, '--public-url', client.baseUrl, '--json']),
+    120_000,
+  );
+  const url = (JSON.parse(printed.trim().split('\n').pop()!) as { sign_in_url?: string }).sign_in_url;
+  if (!url) throw new Error(`users sign-in-link printed no link: ${printed}`);
+  const res = await client.send(new URL(url).pathname);
+  const headers = res.rawHeaders;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.toLowerCase() === 'set-cookie' && headers[i + 1]!.startsWith('sitebiz_console=')) return headers[i + 1]!.split(';')[0]!;
+  }
+  throw new Error(`the console sign-in link answered ${res.status} without a session cookie`);
 }
 
 async function waitForHttp(child: Child, client: HttpClient, timeoutMs: number): Promise<void> {
