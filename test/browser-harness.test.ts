@@ -160,8 +160,8 @@ describeInBrowser('browser harness', (browser) => {
         assert.ok(response?.headers()['content-security-policy'], 'the reference page has a policy of its own');
         // Swagger UI renders the operations from the served OpenAPI document. That is slow: it
         // resolves an OpenAPI 3.1 document through ApiDOM, about 10 s of the page's CPU for ours
-        // (3.8 MB) on an idle machine, and over 30 s (Playwright's default wait) in CI, where
-        // this runs beside the other test files on two cores. The wait allows for that.
+        // (1.2 MB as served) on an idle machine, and over 30 s (Playwright's default wait) in CI,
+        // where this runs beside the other test files on two cores. The wait allows for that.
         await tab.locator('.opblock-summary-path[data-path="/v1/oauth/token"]').first().waitFor({ timeout: SWAGGER_UI_RENDER_WAIT_MS });
         assert.match(await tab.title(), /sitebiz/);
         // The reference page is the Swagger UI's: its findings are reported here, and not held
