@@ -2,6 +2,7 @@
 // the same engine, domain code and rules as the API. This file is the frame every page shares:
 // security headers, assets, sessions and CSRF, sign-in and sign-out, errors as pages. Each page
 // is one module in ./pages, listed in CONSOLE_PAGES.
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,8 +85,18 @@ export function queryOf(request: FastifyRequest): URLSearchParams {
   return new URLSearchParams(at < 0 ? '' : request.url.slice(at + 1));
 }
 
-/** The body of a console form post (fields given once; a repeated field keeps its last value, `all` keeps every one). */
-export function formOf(request: FastifyRequest): { get(name: string): string | undefined; all(name: string): string[] } {
+/** A console form post's fields. */
+export interface FormFields {
+  /** A field given once (a repeated field keeps its last value); undefined when absent. */
+  get(name: string): string | undefined;
+  /** Every value of a repeated field (checkboxes). */
+  all(name: string): string[];
+  /** The named fields as typed, '' for an absent one: what a form re-renders after a refusal. */
+  texts<Name extends string>(...names: Name[]): Record<Name, string>;
+}
+
+/** The body of a console form post. */
+export function formOf(request: FastifyRequest): FormFields {
   const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
   // Only strings count: a form sends nothing else (the scope parses form bodies only; this also
   // keeps any other shape from reaching a page as a value it does not expect).
@@ -99,6 +110,9 @@ export function formOf(request: FastifyRequest): { get(name: string): string | u
     },
     all(name) {
       return strings(name);
+    },
+    texts(...names) {
+      return Object.fromEntries(names.map((name) => [name, strings(name).at(-1) ?? ''])) as Record<(typeof names)[number], string>;
     },
   };
 }
@@ -291,10 +305,11 @@ export function consoleRoutes(deps: ConsoleDeps, pagesOf: (renderer: ConsoleRend
 }
 
 const assetCache = new Map<string, Promise<Buffer>>();
+/** A file read once, on first use, then served from memory. */
 function readAsset(path: string): Promise<Buffer> {
   let found = assetCache.get(path);
   if (!found) {
-    found = import('node:fs/promises').then((fs) => fs.readFile(path));
+    found = readFile(path);
     assetCache.set(path, found);
   }
   return found;

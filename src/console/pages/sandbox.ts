@@ -64,11 +64,7 @@ export function sandboxPage(renderer: ConsoleRenderer): ConsolePage {
       app.post('/sandbox/checkout', CONSOLE_ROUTE, async (request, reply) => {
         const form = formOf(request);
         const fields: CheckoutFields = {
-          offer: form.get('offer') ?? '',
-          email: form.get('email') ?? '',
-          name: form.get('name') ?? '',
-          quantity: form.get('quantity') ?? '',
-          coupon_code: form.get('coupon_code') ?? '',
+          ...form.texts('offer', 'email', 'name', 'quantity', 'coupon_code'),
           payment_outcome: form.get('payment_outcome') ?? 'succeeded',
           order_bumps: form.all('order_bumps').filter((id) => id !== ''),
         };
@@ -172,8 +168,8 @@ ${checkoutSection(request, siteId, offers, state.checkout ?? EMPTY_CHECKOUT)}
     title: TITLE,
     section: SANDBOX_PATH,
     body,
-    ...(state.notice ? { notice: state.notice } : {}),
-    ...(refusal ? { problems: refusal.problems, status: refusal.status } : {}),
+    notice: state.notice,
+    refusal: refusal,
   });
 }
 

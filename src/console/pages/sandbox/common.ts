@@ -29,9 +29,9 @@ export interface SandboxFrame {
   title: string;
   section: SandboxSection;
   body: HtmlValue;
-  notice?: string;
-  problems?: readonly string[];
-  status?: number;
+  notice?: string | undefined;
+  /** A refused action: its problems above the form, and its 4xx as the page's status. */
+  refusal?: Refusal | undefined;
 }
 
 /** Sends a sandbox page: the console's frame, the sub-pages' navigation, then the body. */
@@ -47,8 +47,7 @@ export async function sendSandboxPage(ctx: SandboxContext, request: FastifyReque
     active: SANDBOX_PATH,
     body: html`${nav}${frame.body}`,
     ...(frame.notice ? { notice: frame.notice } : {}),
-    ...(frame.problems ? { problems: frame.problems } : {}),
-    ...(frame.status ? { status: frame.status } : {}),
+    ...(frame.refusal ? { problems: frame.refusal.problems, status: frame.refusal.status } : {}),
   });
 }
 

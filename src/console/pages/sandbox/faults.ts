@@ -42,14 +42,7 @@ export function faultRoutes(app: FastifyInstance, ctx: SandboxContext): void {
 
   app.post('/sandbox/faults', CONSOLE_ROUTE, async (request, reply) => {
     const form = formOf(request);
-    const fields: FaultFields = {
-      method: form.get('method') ?? '',
-      path: form.get('path') ?? '',
-      status: form.get('status') ?? '',
-      latency_ms: form.get('latency_ms') ?? '',
-      times: form.get('times') ?? '',
-      rate: form.get('rate') ?? '',
-    };
+    const fields: FaultFields = form.texts('method', 'path', 'status', 'latency_ms', 'times', 'rate');
     const document = {
       data: {
         type: 'faults',
@@ -134,7 +127,7 @@ async function faultsPage(ctx: SandboxContext, request: FastifyRequest, reply: F
     title: TITLE,
     section: PATH,
     body,
-    ...(state.notice ? { notice: state.notice } : {}),
-    ...(state.refusal ? { problems: state.refusal.problems, status: state.refusal.status } : {}),
+    notice: state.notice,
+    refusal: state.refusal,
   });
 }

@@ -154,8 +154,8 @@ async function listPage(ctx: SandboxContext, request: FastifyRequest, reply: Fas
     title: TITLE,
     section: PATH,
     body,
-    ...(state.notice ? { notice: state.notice } : {}),
-    ...(state.refusal ? { problems: state.refusal.problems, status: state.refusal.status } : {}),
+    notice: state.notice,
+    refusal: state.refusal,
   });
 }
 
