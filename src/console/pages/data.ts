@@ -48,8 +48,11 @@ interface FilterField {
   /** The API parameter it becomes, e.g. filter[search]. */
   parameter: string;
   hint?: string;
-  /** A select's choices (static, or read through the engine for the site); a text input without. */
-  choices?: readonly Choice[] | ((lookup: ChoiceLookup) => Promise<Choice[]>);
+  /**
+   * A select's choices: static, or made from the listed resource's declaration or read through
+   * the engine for the site. A text input without.
+   */
+  choices?: readonly Choice[] | ((lookup: ChoiceLookup, resource: ResourceDefinition) => Choice[] | Promise<Choice[]>);
   /** The type whose id the filter takes: a record of that type links to this list filtered by it. */
   references?: string;
 }
@@ -104,6 +107,20 @@ const offerChoices = async (lookup: ChoiceLookup): Promise<Choice[]> => [
   ...(await lookup('offers', `sort=title&fields[offers]=title&page[size]=${MAX_CHOICES}`)).map((o) => ({ value: o.id, label: text(attr(o, 'title')) })),
 ];
 
+/** The values the listed resource declares for an attribute (its enum), in declaration order. */
+const enumChoices =
+  (attribute: string) =>
+  (_lookup: ChoiceLookup, resource: ResourceDefinition): Choice[] => [
+    { value: '', label: 'Any' },
+    ...(resource.attributes[attribute]?.enumValues ?? []).map((v) => ({ value: v, label: v.replace(/_/g, ' ') })),
+  ];
+
+/** The sorts every list offers first (the first is the lists' default). */
+const byCreation: readonly Choice[] = [
+  { value: '-created_at', label: 'Newest first' },
+  { value: 'created_at', label: 'Oldest first' },
+];
+
 const customerFilter: FilterField = { name: 'customer', label: 'Customer id', parameter: 'filter[customer_id]', references: 'customers' };
 
 /** What each list shows and offers; the filter names are the API's (docs/filters.md). */
@@ -113,8 +130,7 @@ export const BROWSED_TYPES: readonly BrowsedType[] = [
     title: 'Contacts',
     columns: [nameColumn, emailColumn, { label: 'Subscribed', fields: ['subscribed'], render: (row) => yesNo(attr(row, 'subscribed')) }, createdColumn],
     sorts: [
-      { value: '-created_at', label: 'Newest first' },
-      { value: 'created_at', label: 'Oldest first' },
+      ...byCreation,
       { value: 'name', label: 'Name, A to Z' },
       { value: '-name', label: 'Name, Z to A' },
       { value: 'email', label: 'Email, A to Z' },
@@ -137,8 +153,7 @@ export const BROWSED_TYPES: readonly BrowsedType[] = [
       createdColumn,
     ],
     sorts: [
-      { value: '-created_at', label: 'Newest first' },
-      { value: 'created_at', label: 'Oldest first' },
+      ...byCreation,
       { value: 'name', label: 'Name, A to Z' },
       { value: 'email', label: 'Email, A to Z' },
       { value: '-net_revenue', label: 'Highest net revenue' },
@@ -164,8 +179,7 @@ export const BROWSED_TYPES: readonly BrowsedType[] = [
       { label: 'Customer', fields: [], render: (row, site) => related(row, 'customer', site) },
     ],
     sorts: [
-      { value: '-created_at', label: 'Newest first' },
-      { value: 'created_at', label: 'Oldest first' },
+      ...byCreation,
       { value: '-updated_at', label: 'Recently changed' },
     ],
     filters: [
@@ -184,7 +198,7 @@ export const BROWSED_TYPES: readonly BrowsedType[] = [
         name: 'payment_type',
         label: 'Payment',
         parameter: 'filter[payment_type_eq]',
-        choices: [{ value: '', label: 'Any' }, ...['one_time', 'subscription', 'multipay', 'free'].map((v) => ({ value: v, label: v.replace('_', ' ') }))],
+        choices: enumChoices('payment_type'),
       },
       { name: 'coupon', label: 'Coupon contains', parameter: 'filter[coupon_code_cont]' },
       customerFilter,
@@ -210,8 +224,7 @@ export const BROWSED_TYPES: readonly BrowsedType[] = [
       { label: 'Offer', fields: [], render: (row, site) => related(row, 'offer', site) },
     ],
     sorts: [
-      { value: '-created_at', label: 'Newest first' },
-      { value: 'created_at', label: 'Oldest first' },
+      ...byCreation,
       { value: '-amount_in_cents', label: 'Largest amount' },
       { value: 'amount_in_cents', label: 'Smallest amount' },
     ],
@@ -221,13 +234,13 @@ export const BROWSED_TYPES: readonly BrowsedType[] = [
         name: 'action',
         label: 'Action',
         parameter: 'filter[action_eq]',
-        choices: [{ value: '', label: 'Any' }, ...['charge', 'subscription_charge', 'refund', 'dispute'].map((v) => ({ value: v, label: v.replace('_', ' ') }))],
+        choices: enumChoices('action'),
       },
       {
         name: 'state',
         label: 'State',
         parameter: 'filter[state_eq]',
-        choices: [{ value: '', label: 'Any' }, ...['succeeded', 'failed', 'pending'].map((v) => ({ value: v, label: v }))],
+        choices: enumChoices('state'),
       },
       { name: 'min_cents', label: 'Amount at least (cents)', parameter: 'filter[amount_in_cents_gte]' },
       customerFilter,
@@ -352,10 +365,11 @@ export function dataPage(renderer: ConsoleRenderer): ConsolePage {
           return renderer.page(request, reply, { title: 'Data', active: PATH, body: html`<p>You reach no site of this account, so there is no data to show. An owner or admin can give you access to a site.</p>` });
         }
         const lookup: ChoiceLookup = async (type, query) => (await engine.list(engine.registry.get(type), `filter[site_id]=${siteId}&${query}`, session.principal)).data;
-        const form = await filterForm(list, siteId, lookup);
+        const resource = engine.registry.get(list.browsed.type);
+        const form = await filterForm(list, siteId, lookup, resource);
         let doc: ListDocument;
         try {
-          doc = await engine.list(engine.registry.get(list.browsed.type), apiQueryOf(list, siteId), session.principal);
+          doc = await engine.list(resource, apiQueryOf(list, siteId), session.principal);
         } catch (error) {
           if (!(error instanceof ApiError) || error.status !== 400) throw error;
           return listPage(request, reply, list, html`${typeTabs(list.browsed, siteId)}${form}`, problemLines(error, list.browsed), 400);
@@ -388,7 +402,7 @@ function typeTabs(current: BrowsedType, siteId: number): Html {
   )}</ul></nav>`;
 }
 
-async function filterForm(list: ListRequest, siteId: number, lookup: ChoiceLookup): Promise<Html> {
+async function filterForm(list: ListRequest, siteId: number, lookup: ChoiceLookup, resource: ResourceDefinition): Promise<Html> {
   const { browsed } = list;
   const id = (name: string) => `data-${name.replace(/_/g, '-')}`;
   const fields = await Promise.all(
@@ -400,7 +414,7 @@ async function filterForm(list: ListRequest, siteId: number, lookup: ChoiceLooku
       if (!field.choices) {
         return html`<div class="field"><label for="${id(field.name)}">${field.label}</label> <input id="${id(field.name)}" name="${field.name}" value="${value}"${describedBy}>${hint}</div>`;
       }
-      const choices = typeof field.choices === 'function' ? await field.choices(lookup) : field.choices;
+      const choices = typeof field.choices === 'function' ? await field.choices(lookup, resource) : field.choices;
       // A value from the URL that is not among the choices (a tag beyond the first 100) stays chosen.
       const known = choices.some((c) => c.value === value);
       return html`<div class="field"><label for="${id(field.name)}">${field.label}</label> <select id="${id(field.name)}" name="${field.name}"${describedBy}>${choices.map(
