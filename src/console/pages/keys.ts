@@ -8,6 +8,7 @@ import { PERMISSIONS, PERMISSION_NAMES } from '../../auth/permissions.js';
 import {
   AdminError,
   createApiKey,
+  type CreatedApiKey,
   deleteApiKey,
   findApiKey,
   listApiKeys,
@@ -91,13 +92,13 @@ ${keys.length === 0 ? html`<p>The account has no API keys yet.</p>` : keyTable(k
         // A user outside the account is as unknown as one that does not exist: a 404, nothing made.
         const status = user ? 422 : 404;
         if (problems.length > 0) return renderForm(request, reply, session, values, problems, status);
-        const created = await createApiKey(deps.database, { userId: user!.id, name: values.name, permissions: values.permissions, accountId: session.user.accountId }, clock).catch(
-          (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
-        );
-        if (created instanceof AdminError) {
-          return renderForm(request, reply, session, values, [capitalized(created.message)], created instanceof UnknownRecordError ? 404 : 422);
+        let created: CreatedApiKey;
+        try {
+          created = await createApiKey(deps.database, { userId: user!.id, name: values.name, permissions: values.permissions, accountId: session.user.accountId }, clock);
+        } catch (error) {
+          if (!(error instanceof AdminError)) throw error;
+          return renderForm(request, reply, session, values, [capitalized(error.message)], error instanceof UnknownRecordError ? 404 : 422);
         }
-        if (created instanceof Error) throw created;
         const body = html`<p>The key <strong>${created.name}</strong> acts as ${user!.name} (${user!.email}) with ${permissionCount(created.permissions.length)}.</p>
 ${credentials(deps, created.clientId, created.clientSecret)}
 <p><a href="${withSite(KEYS, await renderer.siteOf(request))}">Back to the keys</a></p>`;
