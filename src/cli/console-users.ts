@@ -1,15 +1,15 @@
 // `sitebiz users set-password` and `sitebiz users sign-in-link`: how people get into the console
 // (docs/console.md "Signing in").
-import { AdminError, soleAccountOwner } from '../domain/accounts.js';
+import { AdminError, findUserByEmail, soleAccountOwner } from '../domain/accounts.js';
 import { hashPassword, PasswordPolicyError } from '../console/passwords.js';
 import { ConsoleSessions, consoleSignInUrl, SIGN_IN_LINK_TTL_MS } from '../console/sessions.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { configFrom, report, UsageError, withDatabase, type Command } from './command.js';
 
 async function userByEmail(handle: DatabaseHandle, email: string) {
-  const user = await handle.db.selectFrom('users').select(['id', 'email']).where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
+  const user = await findUserByEmail(handle, email);
   if (!user) throw new AdminError(`there is no user with the email ${email}`);
-  return { id: Number(user.id), email: user.email };
+  return user;
 }
 
 /** Standard input, whole, without the one line break a shell's echo or a here-string adds. */
@@ -38,11 +38,7 @@ export const setPasswordCommand: Command = {
     }
     const user = await withDatabase(configFrom(values), async (h) => {
       const found = await userByEmail(h, values.email as string);
-      await h.db.transaction().execute(async (trx) => {
-        await trx.updateTable('users').set({ password_hash: hash, updated_at: h.traits.encodeTimestamp(new Date()) }).where('id', '=', found.id).execute();
-        // A new password ends the sessions signed in with the old one.
-        await trx.deleteFrom('console_sessions').where('user_id', '=', found.id).execute();
-      });
+      await new ConsoleSessions(h).setPassword(found.id, hash);
       return found;
     });
     report(values, { user_id: String(user.id), email: user.email, password_set: true }, [`Set the console password of ${user.email} (user ${user.id}).`]);

@@ -134,6 +134,14 @@ export class ConsoleSessions {
     await this.db.deleteFrom('console_sessions').where('id', '=', sessionId).execute();
   }
 
+  /** Sets the user's password (a hash from passwords.ts) and ends the sessions signed in before, together. */
+  async setPassword(userId: number, passwordHash: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: this.at(this.now()) }).where('id', '=', userId).execute();
+      await trx.deleteFrom('console_sessions').where('user_id', '=', userId).execute();
+    });
+  }
+
   /** A new one-time sign-in link's token for the user. */
   async createSignInLink(userId: number): Promise<string> {
     const token = newToken();

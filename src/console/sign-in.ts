@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from './html.js';
 import { verifyPassword } from './passwords.js';
+import { findUserByEmail } from '../domain/accounts.js';
 import { CONSOLE_ROUTE, formOf, queryOf, SESSION_COOKIE, sessionCookieOptions, type ConsoleDeps, type ConsoleRenderer } from './plugin.js';
 
 /** Where to go after signing in: a console path of this server, never another site. */
@@ -46,10 +47,8 @@ export function signInRoutes(deps: ConsoleDeps, renderer: ConsoleRenderer) {
       const email = (body.get('email') ?? '').trim().toLowerCase();
       const password = body.get('password') ?? '';
       const next = safeNext(body.get('next'));
-      const user = email
-        ? await database.db.selectFrom('users').select(['id', 'account_id', 'password_hash']).where('email', '=', email).executeTakeFirst()
-        : undefined;
-      const subjects = [`ip:${request.ip}`, ...(user ? [`account:${user.account_id}`] : [])];
+      const user = email ? await findUserByEmail(database, email) : undefined;
+      const subjects = [`ip:${request.ip}`, ...(user ? [`account:${user.accountId}`] : [])];
       const until = await sessions.throttledUntil(subjects);
       if (until) {
         const seconds = Math.max(1, Math.ceil((until.getTime() - deps.now().getTime()) / 1000));
@@ -62,13 +61,13 @@ export function signInRoutes(deps: ConsoleDeps, renderer: ConsoleRenderer) {
         });
       }
       // verifyPassword spends one hash's time even without a user, so timing tells nothing.
-      const valid = await verifyPassword(password, user?.password_hash);
+      const valid = await verifyPassword(password, user?.passwordHash);
       if (!user || !valid) {
         await sessions.recordFailure(subjects);
         return renderer.page(request, reply, { title: 'Sign in', status: 401, problems: ['The email or the password is not right.'], body: form(next, email) });
       }
-      await sessions.clearFailures(`account:${user.account_id}`);
-      return startSession(reply, Number(user.id), next);
+      await sessions.clearFailures(`account:${user.accountId}`);
+      return startSession(reply, user.id, next);
     });
 
     // A one-time link: used on the first visit, then a redirect that takes the token out of the

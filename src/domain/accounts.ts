@@ -91,7 +91,7 @@ export async function createUser(
   clock = systemClock,
 ): Promise<number> {
   const name = input.name.trim();
-  const email = input.email.trim().toLowerCase();
+  const email = normalizedEmail(input.email);
   if (name === '') throw new AdminError('a user needs a name');
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new AdminError(`${JSON.stringify(input.email)} is not an email address`);
   if (!isUserRole(input.role)) throw new AdminError(`role must be one of ${USER_ROLES.join(', ')}`);
@@ -295,6 +295,22 @@ export async function deleteApiKey(handle: DatabaseHandle, ref: string, scope: A
     await trx.deleteFrom('api_keys').where('id', '=', key.id).execute();
   });
   return { id: key.id, clientId: key.client_id };
+}
+
+/** Emails are kept trimmed and in lower case: a user is found by any spelling of theirs. */
+const normalizedEmail = (email: string): string => email.trim().toLowerCase();
+
+/** The user with this email (in any case), with their console password hash; undefined when none. */
+export async function findUserByEmail(
+  handle: DatabaseHandle,
+  email: string,
+): Promise<{ id: number; accountId: number; email: string; passwordHash: string | null } | undefined> {
+  const row = await handle.db
+    .selectFrom('users')
+    .select(['id', 'account_id', 'email', 'password_hash'])
+    .where('email', '=', normalizedEmail(email))
+    .executeTakeFirst();
+  return row && { id: Number(row.id), accountId: Number(row.account_id), email: row.email, passwordHash: row.password_hash };
 }
 
 export interface UserSummary {
