@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx, so `npm ci` is all the build there is.
-import { register } from 'tsx/esm/api';
+// The `sitebiz` command: runs the compiled build in dist/ (made by `npm ci` through the `prepare`
+// script, or by `npm run build`). When dist/ is missing or older than src/, as in a checkout
+// edited since its last build, it is rebuilt first (about a second), so that this never runs
+// stale code. `npm run dev` runs the sources directly, under tsx's watch mode.
+import { build, staleReason } from './build.js';
 
-register();
-const { main } = await import('../src/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+const stale = staleReason();
+if (stale) {
+  process.stderr.write(`sitebiz: building dist/ first (${stale})\n`);
+  await build();
+}
+await import('../dist/cli-entry.js');

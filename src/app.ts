@@ -11,8 +11,7 @@ import type { Config, Mode } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { REFERENCE_INTRODUCTION, referencePageOptions, referenceTags } from './docs/api-reference.js';
 import { documentEdgeResponses } from './jsonapi/edge-responses.js';
-import { JsonApiEngine } from './jsonapi/engine.js';
-import { loadCursorSigningKey } from './db/instance-settings.js';
+import type { JsonApiEngine } from './jsonapi/engine.js';
 import {
   acceptJsonBodies,
   frameworkErrorHandler,
@@ -20,13 +19,12 @@ import {
   negotiateJsonApiMediaType,
   trackRoutesForMethodNotAllowed,
 } from './jsonapi/http.js';
-import { Registry } from './jsonapi/registry.js';
 import type { ResourceDefinition } from './jsonapi/resource.js';
 import { resourceRoutes } from './jsonapi/routes.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { hookSampleRoutes } from './webhooks/sample-routes.js';
-import { webhookTargetPolicy, type Lookup } from './webhooks/target-addresses.js';
-import { RESOURCES, sandboxResources } from './resources/index.js';
+import type { Lookup } from './webhooks/target-addresses.js';
+import { createEngine, servedResources } from './engine.js';
 import { FaultInjector } from './sandbox/faults.js';
 import { confirmationRoute } from './sandbox/messages.js';
 import { RequestJournal } from './sandbox/request-journal.js';
@@ -251,33 +249,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   addMethodNotAllowedRoutes();
   return app;
-}
-
-/** The resources a server in its mode serves: the API's, and in sandbox mode the test helpers' too. */
-export function servedResources(config: Pick<Config, 'mode' | 'publicUrl'>): readonly ResourceDefinition[] {
-  return config.mode === 'sandbox' ? [...RESOURCES, ...sandboxResources(config.publicUrl)] : RESOURCES;
-}
-
-/**
- * The JSON:API engine over a database, as the server builds it; the CLI commands that act as an
- * account (trigger, listen) build theirs here too, so their writes are the server's.
- */
-export async function createEngine(
-  config: Config,
-  database: DatabaseHandle,
-  options: { now?: () => Date; resources?: readonly ResourceDefinition[]; lookup?: Lookup } = {},
-): Promise<JsonApiEngine> {
-  return new JsonApiEngine({
-    db: database.db,
-    traits: database.traits,
-    registry: new Registry(options.resources ?? servedResources(config)),
-    publicUrl: config.publicUrl,
-    ignoreUnknownFilters: config.ignoreUnknownFilters,
-    now: options.now ?? (() => new Date()),
-    cursorSigningKey: await loadCursorSigningKey(database),
-    services: { webhookTargets: webhookTargetPolicy(config.mode, options.lookup) },
-    ...(database.runSelect ? { runSelect: database.runSelect } : {}),
-  });
 }
 
 const isApiPath = (url: string) => url.startsWith('/v1/') || url === '/v1' || url.startsWith('/v1?');

@@ -1,279 +1,158 @@
 // The `sitebiz` command line: serve, init, seed, migrate, keys, accounts, sites, users, and the sandbox's
-// trigger, listen, clock, reset and snapshot.
+// trigger, listen, clock, reset and snapshot. This file lists them, each with its summary and the
+// module that holds it (src/cli/); a command's module is loaded only when it runs or shows its
+// help, so `sitebiz --help` loads none of them and `keys list` neither Fastify nor the demo data.
 import { parseArgs } from 'node:util';
 import { ConfigError, SETTINGS } from './config.js';
-import { connectDatabase, migrateToLatest } from './db/connect.js';
-import { PERMISSIONS, parsePermissionList } from './auth/permissions.js';
-import { tokenRequestCommand } from './auth/oauth-routes.js';
-import { USER_ROLES } from './auth/roles.js';
-import {
-  AdminError,
-  createAccount,
-  createApiKey,
-  createSite,
-  createUser,
-  deleteApiKey,
-  listApiKeys,
-  rotateApiKey,
-  soleAccountOwner,
-} from './domain/accounts.js';
-import { initialize, type InitResult } from './domain/initialize.js';
-import { PortUnavailableError, serve } from './server.js';
-import { configFrom, out, report, reportFailure, UsageError, withDatabase, type Command, type Options } from './cli/command.js';
-import { seedCommand } from './cli/seed.js';
-import { setPasswordCommand, signInLinkCommand } from './cli/console-users.js';
-import { triggerCommand } from './cli/trigger.js';
-import { listenCommand } from './cli/listen.js';
-import { clockAdvanceCommand, clockShowCommand } from './cli/clock.js';
-import { resetCommand, snapshotDeleteCommand, snapshotListCommand, snapshotRestoreCommand, snapshotSaveCommand } from './cli/snapshot.js';
+import { PERMISSIONS } from './auth/permissions.js';
+import { AdminError } from './domain/accounts.js';
+import { PortUnavailableError, reportFailure, out, UsageError, type Command, type Options } from './cli/command.js';
+
+/** A command as the list knows it: its summary, and where the rest of it is. */
+interface CommandEntry {
+  summary: string;
+  load(): Promise<Command>;
+}
 
 /** Every command takes the configuration flags (--database-url, --port, ...). */
 const CONFIG_OPTIONS: Options = Object.fromEntries(
   Object.values(SETTINGS).map((s) => [s.flag, { type: 'string' as const }]),
 );
 
-const CONFIG_HELP = Object.values(SETTINGS)
-  .map((s) => `  --${s.flag.padEnd(24)} ${s.env.padEnd(22)} ${s.description}${s.default !== undefined ? ` (default ${s.default})` : ''}`)
-  .join('\n');
-
-
-
-
-
-function requiredInt(values: Record<string, string | boolean | undefined>, name: string): number {
-  const raw = values[name];
-  if (typeof raw !== 'string' || !/^\d+$/.test(raw)) throw new UsageError(`--${name} <id> is required (a number)`);
-  return Number(raw);
-}
-
-function requiredString(values: Record<string, string | boolean | undefined>, name: string): string {
-  const raw = values[name];
-  if (typeof raw !== 'string' || raw.trim() === '') throw new UsageError(`--${name} is required`);
-  return raw;
-}
-
-
-/** The lines that hand a new key to a person: the ids, the secret and a curl line for a token. */
-export function credentialLines(result: InitResult): string[] {
-  return [
-    `Base URL:      ${result.base_url}`,
-    `Site id:       ${result.site_id}`,
-    `client_id:     ${result.client_id}`,
-    `client_secret: ${result.client_secret}`,
-    'Get a token:',
-    `  ${tokenRequestCommand(result.base_url, result.client_id, result.client_secret)}`,
-    ...(result.sign_in_url ? [`Console:       ${result.sign_in_url}`, '               (a one-time sign-in link for the owner, valid 15 minutes)'] : []),
-  ];
-}
-
-const COMMANDS: Record<string, Command> = {
+const COMMANDS: Record<string, CommandEntry> = {
   serve: {
     summary: 'migrate, then serve the API (first run on an empty database: init --demo and print credentials)',
-    usage: 'sitebiz serve [--json] [config flags]',
-    details: [
-      'Checks that the port is free before touching the database. --json: once serving, one line with an object',
-      '(serving, docs, database, and credentials on the first run, else null); the other lines are the JSON log.',
-    ],
-    options: {},
-    async run(values) {
-      await serve(configFrom(values), { json: values.json === true });
-    },
+    load: async () => (await import('./cli/serve.js')).serveCommand,
   },
   init: {
     summary: 'migrate; create an account, owner and site if none exists; print a new API key with every permission',
-    usage: 'sitebiz init [--demo [--contacts N]|--empty] [--json] [config flags]',
-    options: { demo: { type: 'boolean' }, empty: { type: 'boolean' }, contacts: { type: 'string' } },
-    async run(values) {
-      if (values.demo && values.empty) throw new UsageError('choose one of --demo and --empty');
-      if (values.contacts !== undefined && values.empty) throw new UsageError('--contacts sizes the demo data; it does not go with --empty');
-      const contacts = values.contacts === undefined ? undefined : requiredInt(values, 'contacts');
-      if (contacts !== undefined && (contacts < 60 || contacts > 2_000_000)) {
-        throw new UsageError('--contacts takes a number from 60 (the demo set) to 2000000');
-      }
-      const config = configFrom(values);
-      const result = await withDatabase(config, (h) =>
-        initialize(h, { demo: !values.empty, baseUrl: config.publicUrl, ...(contacts ? { demoContacts: contacts } : {}) }),
-      );
-      const { created, ...json } = result;
-      report(values, json, [
-        created ? 'Created an account, its owner and a site.' : 'The account exists; created a new API key for its owner.',
-        ...credentialLines(result),
-      ]);
-    },
+    load: async () => (await import('./cli/init.js')).initCommand,
   },
-  seed: seedCommand,
-  'clock show': clockShowCommand,
-  'clock advance': clockAdvanceCommand,
-  reset: resetCommand,
-  'snapshot save': snapshotSaveCommand,
-  'snapshot restore': snapshotRestoreCommand,
-  'snapshot list': snapshotListCommand,
-  'snapshot delete': snapshotDeleteCommand,
+  seed: {
+    summary: 'create an account with sites full of generated contacts, customers and activity (fast, for any size)',
+    load: async () => (await import('./cli/seed.js')).seedCommand,
+  },
+  'clock show': {
+    summary: "show an account's sandbox clock (its time and how far it is ahead of real time)",
+    load: async () => (await import('./cli/clock.js')).clockShowCommand,
+  },
+  'clock advance': {
+    summary: "move an account's sandbox clock forward and run what falls due (renewals, installments, webhook retries)",
+    load: async () => (await import('./cli/clock.js')).clockAdvanceCommand,
+  },
+  reset: {
+    summary: 'put the account\'s data back as it was seeded (keys, users, hooks and the delivery log stay)',
+    load: async () => (await import('./cli/snapshot.js')).resetCommand,
+  },
+  'snapshot save': {
+    summary: 'save the account\'s data (and clock) under a name, to restore later',
+    load: async () => (await import('./cli/snapshot.js')).snapshotSaveCommand,
+  },
+  'snapshot restore': {
+    summary: 'put the account\'s data (and clock) back as a snapshot saved them',
+    load: async () => (await import('./cli/snapshot.js')).snapshotRestoreCommand,
+  },
+  'snapshot list': {
+    summary: 'list the account\'s snapshots',
+    load: async () => (await import('./cli/snapshot.js')).snapshotListCommand,
+  },
+  'snapshot delete': {
+    summary: 'delete a snapshot (the data stays as it is; the seed snapshot cannot be deleted)',
+    load: async () => (await import('./cli/snapshot.js')).snapshotDeleteCommand,
+  },
   migrate: {
     summary: 'bring the database schema up to date',
-    usage: 'sitebiz migrate [--json] [config flags]',
-    options: {},
-    async run(values) {
-      const config = configFrom(values);
-      const handle = await connectDatabase(config.database);
-      try {
-        const applied = await migrateToLatest(handle);
-        report(values, { applied }, [applied.length === 0 ? 'Database is up to date.' : `Applied: ${applied.join(', ')}`]);
-      } finally {
-        await handle.close();
-      }
-    },
+    load: async () => (await import('./cli/admin.js')).migrateCommand,
   },
   'keys create': {
     summary: 'create an API key for a user (by default the owner, when the database has one account)',
-    usage: 'sitebiz keys create [--user <id>] --name <name> --permissions <comma list|all> [--json]',
-    details: ['--user defaults to the owner of the account when the database holds exactly one (as after npm start).'],
-    options: { user: { type: 'string' }, name: { type: 'string' }, permissions: { type: 'string' } },
-    async run(values) {
-      const named = values.user === undefined ? undefined : requiredInt(values, 'user');
-      const name = requiredString(values, 'name');
-      let permissions: string[];
-      try {
-        permissions = parsePermissionList(requiredString(values, 'permissions'));
-      } catch (error) {
-        throw new UsageError((error as Error).message);
-      }
-      const key = await withDatabase(configFrom(values), async (h) =>
-        createApiKey(h, { userId: named ?? (await soleAccountOwner(h)), name, permissions }),
-      );
-      report(
-        values,
-        { id: String(key.id), name: key.name, user_id: String(key.userId), client_id: key.clientId, client_secret: key.clientSecret, permissions: key.permissions },
-        [
-          `Created API key ${key.id} (${key.name}) for user ${key.userId}${named === undefined ? ', the account\'s owner' : ''}.`,
-          `client_id:     ${key.clientId}`,
-          `client_secret: ${key.clientSecret}   (shown once; store it now)`,
-          `permissions:   ${key.permissions.join(', ')}`,
-        ],
-      );
-    },
+    load: async () => (await import('./cli/admin.js')).keysCreateCommand,
   },
   'keys list': {
     summary: 'list API keys (never their secrets)',
-    usage: 'sitebiz keys list [--account <id>] [--json]',
-    details: ['--json: {"keys": [...]}, one object per key.'],
-    options: { account: { type: 'string' } },
-    async run(values) {
-      const accountId = values.account === undefined ? undefined : requiredInt(values, 'account');
-      const keys = await withDatabase(configFrom(values), (h) => listApiKeys(h, accountId === undefined ? {} : { accountId }));
-      report(
-        values,
-        { keys },
-        keys.length === 0
-          ? ['No API keys.']
-          : keys.map(
-              (k) =>
-                `${String(k.id).padStart(4)}  ${k.client_id}  user ${k.user_id}  ${k.name}  [${k.permissions.length} permissions]${k.rotated_at ? `  rotated ${k.rotated_at}` : ''}`,
-            ),
-      );
-    },
+    load: async () => (await import('./cli/admin.js')).keysListCommand,
   },
   'keys rotate': {
     summary: 'give a key a new secret; every token granted with it stops working at once',
-    usage: 'sitebiz keys rotate <id|client_id> [--json]',
-    options: {},
-    async run(values, positionals) {
-      const ref = positionals[0];
-      if (!ref) throw new UsageError('name the key: sitebiz keys rotate <id|client_id>');
-      const key = await withDatabase(configFrom(values), (h) => rotateApiKey(h, ref));
-      report(values, { id: String(key.id), client_id: key.clientId, client_secret: key.clientSecret }, [
-        `Rotated API key ${key.id}; its earlier tokens are revoked.`,
-        `client_id:     ${key.clientId}`,
-        `client_secret: ${key.clientSecret}   (shown once; store it now)`,
-      ]);
-    },
+    load: async () => (await import('./cli/admin.js')).keysRotateCommand,
   },
   'keys delete': {
     summary: 'delete a key; every token granted with it stops working at once',
-    usage: 'sitebiz keys delete <id|client_id> [--json]',
-    options: {},
-    async run(values, positionals) {
-      const ref = positionals[0];
-      if (!ref) throw new UsageError('name the key: sitebiz keys delete <id|client_id>');
-      const key = await withDatabase(configFrom(values), (h) => deleteApiKey(h, ref));
-      report(values, { id: String(key.id), client_id: key.clientId, deleted: true }, [`Deleted API key ${key.id} (${key.clientId}).`]);
-    },
+    load: async () => (await import('./cli/admin.js')).keysDeleteCommand,
   },
   'accounts create': {
     summary: 'create an account',
-    usage: 'sitebiz accounts create --name <name> [--json]',
-    options: { name: { type: 'string' } },
-    async run(values) {
-      const name = requiredString(values, 'name');
-      const id = await withDatabase(configFrom(values), (h) => createAccount(h, { name }));
-      report(values, { id: String(id), name }, [`Created account ${id}.`]);
-    },
+    load: async () => (await import('./cli/admin.js')).accountsCreateCommand,
   },
   'sites create': {
     summary: 'create a site in an account',
-    usage: 'sitebiz sites create --account <id> --title <title> --subdomain <subdomain> [--json]',
-    options: { account: { type: 'string' }, title: { type: 'string' }, subdomain: { type: 'string' } },
-    async run(values) {
-      const accountId = requiredInt(values, 'account');
-      const title = requiredString(values, 'title');
-      const subdomain = requiredString(values, 'subdomain');
-      const id = await withDatabase(configFrom(values), (h) => createSite(h, { accountId, title, subdomain }));
-      report(values, { id: String(id), account_id: String(accountId), title, subdomain }, [`Created site ${id}.`]);
-    },
+    load: async () => (await import('./cli/admin.js')).sitesCreateCommand,
   },
   'users create': {
     summary: 'create a user with a role and the sites it may access',
-    usage: `sitebiz users create --account <id> --name <name> --email <email> --role <${USER_ROLES.join('|')}> [--sites <id,id>] [--json]`,
-    options: {
-      account: { type: 'string' },
-      name: { type: 'string' },
-      email: { type: 'string' },
-      role: { type: 'string' },
-      sites: { type: 'string' },
-    },
-    async run(values) {
-      const accountId = requiredInt(values, 'account');
-      const name = requiredString(values, 'name');
-      const email = requiredString(values, 'email');
-      const role = requiredString(values, 'role');
-      const siteText = typeof values.sites === 'string' ? values.sites : '';
-      const siteIds = siteText.split(',').map((s) => s.trim()).filter(Boolean);
-      if (siteIds.some((s) => !/^\d+$/.test(s))) throw new UsageError('--sites takes a comma list of site ids');
-      const id = await withDatabase(configFrom(values), (h) =>
-        createUser(h, { accountId, name, email, role, siteIds: siteIds.map(Number) }),
-      );
-      report(values, { id: String(id), account_id: String(accountId), name, email, role, site_ids: siteIds }, [`Created user ${id}.`]);
-    },
+    load: async () => (await import('./cli/admin.js')).usersCreateCommand,
   },
-  'users set-password': setPasswordCommand,
-  'users sign-in-link': signInLinkCommand,
-  trigger: triggerCommand,
-  listen: listenCommand,
+  'users set-password': {
+    summary: 'set a user\'s console password (read from standard input); their console sessions end',
+    load: async () => (await import('./cli/console-users.js')).setPasswordCommand,
+  },
+  'users sign-in-link': {
+    summary: 'print a one-time console sign-in link for a user (default: the owner, when the database has one account)',
+    load: async () => (await import('./cli/console-users.js')).signInLinkCommand,
+  },
+  trigger: {
+    summary: 'run the flow that emits a webhook event on the demo site (or --site) and print what it made',
+    load: async () => (await import('./cli/trigger.js')).triggerCommand,
+  },
+  listen: {
+    summary: 'forward the site\'s webhook deliveries to a local URL while it runs (temporary hooks, removed on exit)',
+    load: async () => (await import('./cli/listen.js')).listenCommand,
+  },
 };
 
+const CONFIG_POINTER = 'Configuration flags (--database-url, --port, ... and their environment variables): sitebiz help config';
+
 function generalHelp(): string {
-  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length)) + 1;
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)} ${c.summary}`);
   return [
     'sitebiz: a server for the Site Business Service API v1',
     '',
     'Usage: sitebiz <command> [options]   (in a checkout: npm run sitebiz -- <command>)',
     '',
     'Commands:',
-    ...lines,
-    '',
-    'Configuration (flags override environment variables):',
-    CONFIG_HELP,
+    ...commandLines(Object.keys(COMMANDS)),
     '',
     `Permissions for keys create --permissions: all, or a comma list of ${PERMISSIONS.map((p) => p.name).join(', ')}`,
     '',
-    'sitebiz <command> --help shows one command.',
+    'sitebiz <command> --help (or sitebiz help <command>) shows one command; sitebiz <group> --help a group (keys, users, ...).',
+    CONFIG_POINTER,
   ].join('\n');
 }
 
-function commandHelp(name: string, command: Command): string {
+function commandLines(names: readonly string[]): string[] {
+  const width = Math.max(...names.map((name) => name.length)) + 1;
+  return names.map((name) => `  ${name.padEnd(width)} ${COMMANDS[name]!.summary}`);
+}
+
+/** The commands named `<group> ...` (keys, users, clock, snapshot, ...); empty for no group. */
+function groupMembers(group: string): string[] {
+  return Object.keys(COMMANDS).filter((name) => name.startsWith(`${group} `));
+}
+
+function groupHelp(group: string): string {
+  return [`Usage: sitebiz ${group} <command> [options]`, '', 'Commands:', ...commandLines(groupMembers(group)), '', 'sitebiz <command> --help shows one command.', CONFIG_POINTER].join('\n');
+}
+
+/** The settings every command takes, as flags and as environment variables (src/config.ts). */
+function configHelp(): string {
+  const lines = Object.values(SETTINGS).map(
+    (s) => `  --${s.flag.padEnd(24)} ${s.env.padEnd(22)} ${s.description}${s.default !== undefined ? ` (default ${s.default})` : ''}`,
+  );
+  return ['Configuration: every command takes these flags; each may be given as its environment variable instead (a flag wins).', '', ...lines].join('\n');
+}
+
+function commandHelp(summary: string, command: Command): string {
   const details = command.details ? ['', ...command.details] : [];
-  return [`${command.usage}`, '', command.summary, ...details, '', 'Configuration flags:', CONFIG_HELP].join('\n');
+  return [command.usage, '', summary, ...details, '', 'Every command also takes --json (one JSON object on stdout, errors included) and --help.', CONFIG_POINTER].join('\n');
 }
 
 /** Every command takes --json (one JSON object on stdout, errors included) and --help. */
@@ -300,15 +179,20 @@ export async function main(argv: string[]): Promise<number> {
   const [first, second] = argv;
   // Known before parsing, so that even a misspelt option answers in JSON.
   const json = argv.includes('--json');
-  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+  if (first === undefined || first === '--help' || first === '-h') {
     out(generalHelp());
     return first === undefined ? 1 : 0;
   }
+  if (first === 'help') return help(argv.slice(1), json);
   const twoWord = second !== undefined ? `${first} ${second}` : '';
   const name = COMMANDS[twoWord] ? twoWord : first;
-  const command = COMMANDS[name];
-  if (!command) {
-    const group = Object.keys(COMMANDS).filter((c) => c.startsWith(`${first} `));
+  const entry = COMMANDS[name];
+  if (!entry) {
+    const group = groupMembers(first);
+    if (group.length > 0 && (second === '--help' || second === '-h')) {
+      out(groupHelp(first));
+      return 0;
+    }
     reportFailure(json, {
       code: 'usage',
       message:
@@ -316,6 +200,7 @@ export async function main(argv: string[]): Promise<number> {
     });
     return 2;
   }
+  const command = await entry.load();
   const rest = argv.slice(name.split(' ').length);
   let parsed: ReturnType<typeof parseArgs>;
   try {
@@ -330,7 +215,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (parsed.values.help) {
-    out(commandHelp(name, command));
+    out(commandHelp(entry.summary, command));
     return 0;
   }
   try {
@@ -341,4 +226,19 @@ export async function main(argv: string[]): Promise<number> {
     reportFailure(json, failure);
     return failure.exitCode;
   }
+}
+
+/** `sitebiz help`, `help config`, `help <group>`, `help <command>`. */
+async function help(topic: string[], json: boolean): Promise<number> {
+  const words = topic.filter((word) => word !== '--json');
+  const name = words.join(' ');
+  if (name === '') out(generalHelp());
+  else if (name === 'config') out(configHelp());
+  else if (COMMANDS[name]) out(commandHelp(COMMANDS[name].summary, await COMMANDS[name].load()));
+  else if (words.length === 1 && groupMembers(name).length > 0) out(groupHelp(name));
+  else {
+    reportFailure(json, { code: 'usage', message: `sitebiz help: no command or topic ${JSON.stringify(name)}; see sitebiz --help` });
+    return 2;
+  }
+  return 0;
 }

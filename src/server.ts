@@ -11,7 +11,8 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { connectDatabase, migrateToLatest, type DatabaseHandle } from './db/connect.js';
 import { initialize, type InitResult } from './domain/initialize.js';
-import { credentialLines } from './main.js';
+import { credentialLines } from './cli/credentials.js';
+import { PortUnavailableError } from './cli/command.js';
 import { WorkerSupervisor } from './worker-supervisor.js';
 
 /** Longest time spent taking in connections and requests already on their way at a signal. */
@@ -29,7 +30,6 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
 }
 
 /** The port cannot be listened on: said plainly, before anything is created or printed. */
-export class PortUnavailableError extends Error {}
 
 /**
  * Listens on the port for a moment and lets it go. Run before the database is created and the

@@ -167,8 +167,13 @@ describe('sitebiz CLI: help, usage and configuration errors', { concurrency: 2 }
       'trigger',
       'listen',
     ]);
+    // The configuration table is one topic of its own, which the general help and every command's
+    // help point to rather than repeat.
+    assert.match(general.stdout, /sitebiz help config/);
+    const config = await run(['help', 'config']);
+    assert.equal(config.code, 0);
     for (const spec of Object.values(SETTINGS)) {
-      assert.ok(general.stdout.includes(`--${spec.flag}`) && general.stdout.includes(spec.env), `help mentions --${spec.flag}`);
+      assert.ok(config.stdout.includes(`--${spec.flag}`) && config.stdout.includes(spec.env), `help config mentions --${spec.flag}`);
     }
 
     const results = await mapLimit(commands, 3, (name) => run([...name.split(' '), '--help']));
@@ -176,8 +181,23 @@ describe('sitebiz CLI: help, usage and configuration errors', { concurrency: 2 }
       const result = results[i]!;
       assert.equal(result.code, 0, `${name} --help exited ${result.code}: ${result.stderr}`);
       assert.ok(result.stdout.startsWith(`sitebiz ${name}`), `${name} --help starts with its usage:\n${result.stdout}`);
-      assert.match(result.stdout, /--database-url/);
+      assert.match(result.stdout, /sitebiz help config/);
+      assert.ok(!result.stdout.includes('--log-level'), `${name} --help does not repeat the configuration table`);
     });
+    // `help <command>` is `<command> --help`.
+    assert.equal((await run(['help', 'keys', 'create'])).stdout, results[commands.indexOf('keys create')]!.stdout);
+  });
+
+  it('a group with --help (or help <group>) lists its commands and exits 0', async () => {
+    const [flag, word, unknown] = await Promise.all([run(['keys', '--help']), run(['help', 'snapshot']), run(['help', 'bogus'])]);
+    assert.equal(flag.code, 0, flag.stderr);
+    assert.match(flag.stdout, /Usage: sitebiz keys <command>/);
+    for (const name of ['keys create', 'keys list', 'keys rotate', 'keys delete']) assert.match(flag.stdout, new RegExp(`^  ${name} +\\S`, 'm'));
+    assert.ok(!flag.stdout.includes('accounts create'), 'only the group\'s commands');
+    assert.equal(word.code, 0, word.stderr);
+    assert.match(word.stdout, /snapshot save[\s\S]*snapshot delete/);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /no command or topic "bogus"/);
   });
 
   it('an unknown command exits 2 and points at --help; a bare command group names its commands', async () => {

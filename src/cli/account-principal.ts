@@ -1,12 +1,12 @@
 // The account a sandbox command acts on, and the Principal it acts as: the commands that change an
 // account's data (trigger, listen, clock, reset, snapshot) work on the database directly, as the
 // account's owner would through the API with a key holding every permission, so their writes go
-// through the same engine and domain code as a request's (src/app.ts createEngine).
+// through the same engine and domain code as a request's (src/engine.ts createEngine).
 import { PERMISSION_NAMES } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { AdminError } from '../domain/accounts.js';
-import { DEMO_ACCOUNT } from '../demo/seed.js';
+import { DEMO_ACCOUNT } from '../demo/demo-account.js';
 import { UsageError } from './command.js';
 
 export interface AccountTarget {

@@ -2,7 +2,7 @@
 // (docs/sandbox.md, "The account clock"), on the database of a running server. Advancing runs the
 // same code as POST /v1/test_helpers/clock/advance (src/domain/account-clock.ts), due work
 // included; a server reads the account's offset at every request, so it sees the new time at once.
-import { createEngine } from '../app.js';
+import { createEngine } from '../engine.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { advanceAccountClock, readAccountClock, type ClockState, type ClockTarget } from '../domain/account-clock.js';
 import { AdminError } from '../domain/accounts.js';
@@ -47,7 +47,6 @@ function readTarget(positionals: string[]): ClockTarget {
 }
 
 export const clockShowCommand: Command = {
-  summary: "show an account's sandbox clock (its time and how far it is ahead of real time)",
   usage: ['sitebiz clock show [--account ID] [--json] [config flags]', '', ...ACCOUNT_HELP, '  --json         print one JSON object (account_id, now, offset_seconds, real_time)'].join('\n'),
   options: { account: { type: 'string' } },
   async run(values) {
@@ -57,7 +56,6 @@ export const clockShowCommand: Command = {
 };
 
 export const clockAdvanceCommand: Command = {
-  summary: "move an account's sandbox clock forward and run what falls due (renewals, installments, webhook retries)",
   usage: [
     'sitebiz clock advance <duration|time> [--account ID] [--json] [config flags]',
     '',

@@ -1,14 +1,15 @@
 // What every command of the CLI shares: the command shape, output, configuration from flags and
-// the environment, and a migrated database for the command's run. Commands live in src/main.ts
-// (the small ones) and src/cli/ (one file each, as they grow).
+// the environment, and a migrated database for the command's run. src/main.ts lists the commands
+// with a one-line summary each; src/cli/ holds them, loaded only when one of them runs (or shows
+// its help), so that a command pays only for the modules it uses.
 import type { ParseArgsConfig } from 'node:util';
 import { loadConfig, SETTINGS, type Config, type SettingName } from '../config.js';
-import { connectDatabase, migrateToLatest, type DatabaseHandle } from '../db/connect.js';
+import type { DatabaseHandle } from '../db/connect.js';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 
+/** A command as its module declares it; its one-line summary is in src/main.ts's list. */
 export interface Command {
-  summary: string;
   usage: string;
   /** Lines `sitebiz <command> --help` adds after the summary: defaults, what --json prints. */
   details?: string[];
@@ -48,6 +49,9 @@ export function configFrom(values: Record<string, string | boolean | undefined>)
 }
 
 export async function withDatabase<T>(config: Config, run: (handle: DatabaseHandle) => Promise<T>): Promise<T> {
+  // Loaded here: the drivers, Kysely and the migrations are a large part of a command's start-up,
+  // and a command that fails on its arguments (or shows its help) never needs them.
+  const { connectDatabase, migrateToLatest } = await import('../db/connect.js');
   const handle = await connectDatabase(config.database);
   try {
     await migrateToLatest(handle);
@@ -59,3 +63,18 @@ export async function withDatabase<T>(config: Config, run: (handle: DatabaseHand
 
 /** A mistake in how a command was called: printed with the usage, exit code 2. */
 export class UsageError extends Error {}
+
+/** `serve` could not take its address (checked before the database is touched): exit code 1. */
+export class PortUnavailableError extends Error {}
+
+export function requiredInt(values: Record<string, string | boolean | undefined>, name: string): number {
+  const raw = values[name];
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw)) throw new UsageError(`--${name} <id> is required (a number)`);
+  return Number(raw);
+}
+
+export function requiredString(values: Record<string, string | boolean | undefined>, name: string): string {
+  const raw = values[name];
+  if (typeof raw !== 'string' || raw.trim() === '') throw new UsageError(`--${name} is required`);
+  return raw;
+}

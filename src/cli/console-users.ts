@@ -21,7 +21,6 @@ async function readStdin(): Promise<string> {
 }
 
 export const setPasswordCommand: Command = {
-  summary: 'set a user\'s console password (read from standard input); their console sessions end',
   usage: 'sitebiz users set-password --email <email> --password-stdin [--json]',
   details: ['The password is never taken as an argument (it would be in the shell history and the process list).'],
   options: { email: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
@@ -46,7 +45,6 @@ export const setPasswordCommand: Command = {
 };
 
 export const signInLinkCommand: Command = {
-  summary: 'print a one-time console sign-in link for a user (default: the owner, when the database has one account)',
   usage: 'sitebiz users sign-in-link [--email <email>] [--json]',
   details: [`The link works once, for ${SIGN_IN_LINK_TTL_MS / 60_000} minutes. It is made with PUBLIC_URL (--public-url) as its base.`],
   options: { email: { type: 'string' } },

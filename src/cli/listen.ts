@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { createEngine } from '../app.js';
+import { createEngine } from '../engine.js';
 import type { Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import { connectDatabase, migrateToLatest } from '../db/connect.js';
@@ -302,7 +302,6 @@ async function listen(config: Config, values: Record<string, string | boolean | 
 }
 
 export const listenCommand: Command = {
-  summary: 'forward the site\'s webhook deliveries to a local URL while it runs (temporary hooks, removed on exit)',
   usage: 'sitebiz listen --forward-to <url> [--events a,b] [--site <id>] [--signing-secret whsec_...] [--json] [config flags]',
   details: [
     `Subscribes one hook per event (default all: ${HOOK_EVENT_NAMES.join(', ')}) on the demo site (or --site), targeting a`,

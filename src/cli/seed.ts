@@ -26,7 +26,6 @@ function moment(values: Values): Date {
 }
 
 export const seedCommand: Command = {
-  summary: 'create an account with sites full of generated contacts, customers and activity (fast, for any size)',
   usage: [
     'sitebiz seed [--contacts N] [--sites S] [--seed X] [--account ID] [--now TIME] [--no-snapshot] [--json] [config flags]',
     '',

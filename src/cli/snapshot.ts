@@ -66,7 +66,6 @@ function reportRestore(values: Values, accountId: number, restored: RestoreResul
 const options = { account: { type: 'string' as const } };
 
 export const resetCommand: Command = {
-  summary: 'put the account\'s data back as it was seeded (keys, users, hooks and the delivery log stay)',
   usage: 'sitebiz reset [--account ID] [--json] [config flags]',
   details: [
     ACCOUNT_HELP,
@@ -81,7 +80,6 @@ export const resetCommand: Command = {
 };
 
 export const snapshotSaveCommand: Command = {
-  summary: 'save the account\'s data (and clock) under a name, to restore later',
   usage: 'sitebiz snapshot save <name> [--account ID] [--json] [config flags]',
   details: [ACCOUNT_HELP, 'Names: 1 to 64 characters, a letter or digit then letters, digits, ".", "_" or "-"; "seed" is reserved.', '--json: {account_id, snapshot}.'],
   options,
@@ -95,7 +93,6 @@ export const snapshotSaveCommand: Command = {
 };
 
 export const snapshotRestoreCommand: Command = {
-  summary: 'put the account\'s data (and clock) back as a snapshot saved them',
   usage: 'sitebiz snapshot restore <name> [--account ID] [--json] [config flags]',
   details: [ACCOUNT_HELP, '--json: {account_id, snapshot, restored_rows, milliseconds}.'],
   options,
@@ -107,7 +104,6 @@ export const snapshotRestoreCommand: Command = {
 };
 
 export const snapshotListCommand: Command = {
-  summary: 'list the account\'s snapshots',
   usage: 'sitebiz snapshot list [--account ID] [--json] [config flags]',
   details: [ACCOUNT_HELP, '--json: {account_id, snapshots: [{name, created_at, clock_offset_seconds, reserved, row_counts, total_rows}]}.'],
   options,
@@ -124,7 +120,6 @@ export const snapshotListCommand: Command = {
 };
 
 export const snapshotDeleteCommand: Command = {
-  summary: 'delete a snapshot (the data stays as it is; the seed snapshot cannot be deleted)',
   usage: 'sitebiz snapshot delete <name> [--account ID] [--json] [config flags]',
   details: [ACCOUNT_HELP, '--json: {account_id, deleted}.'],
   options,

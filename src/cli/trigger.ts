@@ -4,7 +4,7 @@
 // site's hooks. The running server's delivery worker sends those (it polls; on PostgreSQL the
 // commit's NOTIFY wakes it at once). Each event names its flow in TRIGGER_FLOWS.
 import { randomBytes } from 'node:crypto';
-import { createEngine } from '../app.js';
+import { createEngine } from '../engine.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { AdminError } from '../domain/accounts.js';
 import { addContactTags, removeContactTags } from '../domain/contact-tags.js';
@@ -241,7 +241,6 @@ function describe(result: TriggerResult): string[] {
 }
 
 export const triggerCommand: Command = {
-  summary: 'run the flow that emits a webhook event on the demo site (or --site) and print what it made',
   usage: `sitebiz trigger <${Object.keys(TRIGGER_FLOWS).join('|')}> [--site <id>] [--offer <id>] [--form <id>] [--contact <id>] [--tag <id>] [--json] [config flags]`,
   details: [
     'Acts as the owner of the site\'s account, on the database of the running server, with the same domain code as the API.',

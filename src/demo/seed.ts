@@ -18,13 +18,7 @@ import { RowSet, type TableName } from './rows.js';
 import { Timeline } from './timeline.js';
 import { newWriteStats, writeRows } from './writer.js';
 
-export const DEMO_ACCOUNT = {
-  account: 'Northwind Learning',
-  owner: 'Avery Quinn',
-  email: 'avery@northwind.example',
-  site: 'Northwind Academy',
-  subdomain: 'northwind-academy',
-};
+export { DEMO_ACCOUNT } from './demo-account.js';
 
 export interface DemoOptions {
   /** How many contacts (people); the default is a small demo. About a third become customers. */

@@ -2,7 +2,8 @@
 // API key with every permission. Also what `serve` runs on a database with no account.
 import type { DatabaseHandle } from '../db/connect.js';
 import { PERMISSION_NAMES } from '../auth/permissions.js';
-import { DEMO_ACCOUNT, seedDemoData } from '../demo/seed.js';
+import { DEMO_ACCOUNT } from '../demo/demo-account.js';
+import { seedDemoData } from '../demo/seed.js';
 import { analyzeTables } from '../db/site-counters.js';
 import { ConsoleSessions, consoleSignInUrl } from '../console/sessions.js';
 import { createAccount, createApiKey, createSite, createUser, type Clock } from './accounts.js';

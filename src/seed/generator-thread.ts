@@ -7,16 +7,19 @@ import type { SiteJob } from './people-generator.js';
 type Reply = { batch: EncodedBatch; contacts: number } | { done: true } | { error: string };
 
 /**
- * The sources run through tsx (there is no build step), and tsx's loader does not reach worker
- * threads however the main thread got it (`--import tsx`, the tsx command, or bin/sitebiz.js
- * registering it in code). So the worker starts from a line of JavaScript that registers tsx and
- * then imports the TypeScript worker.
+ * The worker's module beside this one. Compiled (dist/, as bin/sitebiz.js runs) it is plain
+ * JavaScript and starts as it is. Run from src/ through tsx (tests, `npm run dev`), the worker
+ * needs tsx too, and tsx's loader does not reach worker threads however the main thread got it:
+ * then the worker starts from a line of JavaScript that registers tsx and imports the TypeScript.
  */
-function bootstrap(entry: URL): string {
+function workerEntry(): { code: string | URL; eval: boolean } {
+  const compiled = import.meta.url.endsWith('.js');
+  const entry = new URL(compiled ? './generator-worker.js' : './generator-worker.ts', import.meta.url);
+  if (compiled) return { code: entry, eval: false };
   // Resolved here: code evaluated in a worker resolves bare names from the working directory,
   // which need not be the checkout.
   const tsxApi = import.meta.resolve('tsx/esm/api');
-  return `import(${JSON.stringify(tsxApi)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); });`;
+  return { code: `import(${JSON.stringify(tsxApi)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); });`, eval: true };
 }
 
 export class GeneratorThread {
@@ -25,7 +28,8 @@ export class GeneratorThread {
   private failure: Error | undefined;
 
   constructor(job: SiteJob) {
-    this.worker = new Worker(bootstrap(new URL('./generator-worker.ts', import.meta.url)), { eval: true, workerData: job, execArgv: [] });
+    const entry = workerEntry();
+    this.worker = new Worker(entry.code, { eval: entry.eval, workerData: job, execArgv: [] });
     this.worker.on('message', (reply: Reply) => {
       const waiting = this.waiting;
       this.waiting = undefined;
