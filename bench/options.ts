@@ -25,7 +25,10 @@ export const USAGE = `Usage: npm run bench -- [options]
   --seed <n>                sitebiz seed --seed (default 1)
   --workers <n|auto>        sitebiz serve --workers (default: serve's own)
   --load-generator <name>   wrk or autocannon (default wrk when installed)
-  --suites <list>           any of scale, webhooks and sandbox (default scale,webhooks,sandbox)
+  --suites <list>           any of scale, webhooks, sandbox and startup (default scale,webhooks,sandbox)
+  --startup-runs <n>        launches per start-up figure; the median is reported (default 5)
+  --startup-compare <dir>   also time another checkout (with its node_modules), e.g. the commit before
+                            a change, alternating launches with this one
   --webhook-events <n>      events queued for the webhook delivery measure, each to 3 hooks
                             (default 10000)
   --webhook-latency <n>     events sent one at a time for commit-to-first-attempt latency
@@ -38,11 +41,13 @@ export const USAGE = `Usage: npm run bench -- [options]
   --results <file>          the results file --write rewrites (default bench/RESULTS.md)
   --help`;
 
-const SUITES = ['scale', 'webhooks', 'sandbox'] as const;
+const SUITES = ['scale', 'webhooks', 'sandbox', 'startup'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface Options {
   suites: Suite[];
+  startupRuns: number;
+  startupCompare: string | undefined;
   webhookEvents: number;
   webhookLatencySamples: number;
   sandboxContacts: number;
@@ -102,6 +107,7 @@ const DEFAULTS = {
   'postgres-url': 'postgres://postgres@127.0.0.1:5432/postgres',
   seed: '1',
   'time-limit': '58',
+  'startup-runs': '5',
 } as const;
 
 /** undefined for --help. */
@@ -116,6 +122,7 @@ export function parseOptions(argv: string[]): Options | undefined {
       ...text('workers'),
       ...text('load-generator'),
       ...text('results'),
+      ...text('startup-compare'),
       quick: { type: 'boolean', default: false },
       write: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -163,6 +170,8 @@ export function parseOptions(argv: string[]): Options | undefined {
 
   const options: Options = {
     suites: [...new Set(suites)] as Suite[],
+    startupRuns: number('startup-runs', 1, 100, true),
+    startupCompare: typeof values['startup-compare'] === 'string' ? values['startup-compare'] : undefined,
     webhookEvents: number('webhook-events', 10, 1_000_000, true),
     webhookLatencySamples: number('webhook-latency', 3, 100_000, true),
     sandboxContacts: number('sandbox-contacts', 1000, 2_000_000, true),

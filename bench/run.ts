@@ -11,12 +11,13 @@
 // then, per database, webhook delivery: deliveries per second and commit-to-first-attempt latency
 // (issue 9; bench/webhook-delivery.ts); then, per database, the sandbox's reset and snapshots: the
 // demo account's reset (target under 1 s) and an account of --sandbox-contacts contacts seeded,
-// reset, saved, restored (bench/snapshots.ts). `--suites` picks any of the three.
+// reset, saved, restored (bench/snapshots.ts); and the start-up suite, only when asked for: how
+// long commands take from launch (bench/startup.ts). `--suites` picks any of the four.
 // Then the report (bench/report.ts) on stdout, and with --write in bench/RESULTS.md.
 // Everything is on 127.0.0.1. Any non-2xx answer fails the run with the request and the answer.
 // Children, temp files and the run's PostgreSQL databases are removed on success, error, the
 // --time-limit and Ctrl-C (bench/processes.ts).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { measureBulkSync } from './bulk-sync.js';
@@ -25,11 +26,12 @@ import { measureFlatCost, shapesFor } from './flat-cost.js';
 import { measureFloor } from './floor.js';
 import { MemorySampler } from './memory.js';
 import { parseOptions, USAGE, UsageError, type Options } from './options.js';
-import { cleanup, registerTempDir, stopChild } from './processes.js';
+import { cleanup, registerTempDir, ROOT, stopChild } from './processes.js';
 import { renderReport, type DatasetResult, type SandboxResult, type WebhookResult } from './report.js';
 import { learnSiteFacts } from './site-facts.js';
 import { createWriteSite, startServer } from './sitebiz-server.js';
 import { measureSandbox } from './snapshots.js';
+import { measureStartup, startupSection, type StartupResult } from './startup.js';
 import { measureWebhookDelivery } from './webhook-delivery.js';
 import { measureWrites } from './writes.js';
 
@@ -125,14 +127,39 @@ async function main(options: Options, command: string): Promise<number> {
     }
   }
 
-  const report = renderReport(results, webhooks, sandbox, {
-    options,
-    command,
-    startedAt,
-    seconds: (Date.now() - startedAt.getTime()) / 1000,
-    loadAtStart,
-    loadAtEnd: os.loadavg(),
-  });
+  let startup: StartupResult | undefined;
+  if (options.suites.includes('startup')) {
+    console.log('start-up');
+    const trees = [{ label: 'this checkout', dir: ROOT }, ...(options.startupCompare ? [{ label: 'compared', dir: options.startupCompare }] : [])];
+    startup = await measureStartup(trees, options.startupRuns);
+  }
+  if (startup && options.suites.length === 1) {
+    // The start-up figures alone: printed, and with --write put in their own section of the
+    // results file, leaving the other sections as they are.
+    const section = [`## Start-up`, '', `\`${command}\`, ${new Date().toISOString()}, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end.`, '', ...startupSection(startup), ''];
+    console.log(`\n${section.join('\n')}`);
+    if (options.write) {
+      const current = readFileSync(options.resultsFile, 'utf8');
+      const at = current.indexOf('\n## Start-up\n');
+      const next = at < 0 ? -1 : current.indexOf('\n## ', at + 1);
+      const updated = at < 0 ? `${current.trimEnd()}\n\n${section.join('\n')}` : `${current.slice(0, at + 1)}${section.join('\n')}${next < 0 ? '' : current.slice(next)}`;
+      writeFileSync(options.resultsFile, updated);
+      console.log(`\nwrote the start-up section of ${options.resultsFile}`);
+    }
+    return 0;
+  }
+
+  const report = [
+    renderReport(results, webhooks, sandbox, {
+      options,
+      command,
+      startedAt,
+      seconds: (Date.now() - startedAt.getTime()) / 1000,
+      loadAtStart,
+      loadAtEnd: os.loadavg(),
+    }),
+    ...(startup ? ['', '## Start-up', '', ...startupSection(startup), ''] : []),
+  ].join('\n');
   console.log(`\n${report}`);
   const problems = results.flatMap((r) => r.bulk.problems.map((p) => `${r.dataset.kind}, ${r.dataset.contacts} contacts: ${p}`));
   if (problems.length > 0) {
