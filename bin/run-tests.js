@@ -3,6 +3,7 @@
 // TEST_DATABASE_URL is set (then it must be reachable: a set but dead URL fails the run rather
 // than passing on SQLite alone). Extra arguments go to node's test runner.
 import { spawnSync } from 'node:child_process';
+import { build, staleReason } from './build.js';
 import { accessSync, constants, existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,9 +65,21 @@ console.log(
       : `Browser tests: skipped, and counted in "skipped" below: no Chromium at ${chromium} (apt-get install -y chromium, or set CHROMIUM_PATH)`,
 );
 
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...passThrough, ...files],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
-);
+// The suites import the TypeScript sources through tsx, but those that run `sitebiz` as a user
+// does run bin/sitebiz.js, which runs dist/: built here once, before test files start in parallel.
+const stale = staleReason();
+if (stale) {
+  console.log(`Build: dist/ rebuilt first (${stale})`);
+  await build();
+}
+
+// TEST_TIMINGS=<file>: also write where the time went, per file (bin/test-timings.js).
+const timings = process.env.TEST_TIMINGS
+  ? ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'bin', 'test-timings.js')}`, `--test-reporter-destination=${process.env.TEST_TIMINGS}`]
+  : ['--test-reporter=spec'];
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...timings, ...passThrough, ...files], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, NODE_ENV: 'test' },
+});
 process.exit(result.status ?? 1);

@@ -32,6 +32,27 @@ describe('npm test without the upstream document', () => {
   });
 });
 
+describe('npm test without PostgreSQL', () => {
+  it('says so at the start and counts the PostgreSQL-only tests as skipped', () => {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.TEST_DATABASE_URL;
+    delete env.NODE_TEST_CONTEXT;
+    const result = spawnSync(process.execPath, [join(ROOT, 'bin', 'run-tests.js'), 'test/database-outage.test.ts'], {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    assert.match(result.stdout, /^Databases: SQLite only\. PostgreSQL skipped/m);
+    const skipped = Number(/^ℹ skipped (\d+)$/m.exec(result.stdout)?.[1]);
+    const tests = Number(/^ℹ tests (\d+)$/m.exec(result.stdout)?.[1]);
+    assert.ok(skipped >= 2, `the summary counts the file's PostgreSQL-only tests:\n${result.stdout}`);
+    assert.equal(skipped, tests, 'nothing in the file ran');
+    assert.match(result.stdout, /PostgreSQL only: set TEST_DATABASE_URL/);
+  });
+});
+
 describe('npm test without Chromium', () => {
   // The browser suites of one file, run by bin/run-tests.js with CHROMIUM_PATH pointing nowhere.
   const runWithoutChromium = (ci: boolean) => {

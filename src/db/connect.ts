@@ -32,6 +32,8 @@ export interface DatabaseHandle {
    * connection of its own. SQLite has no such signal; processes sharing its file poll.
    */
   listen?: (channel: string, handlers: NotificationHandlers) => NotificationListener;
+  /** SQLite only: the whole database as an image, for `sqliteImage` of another handle. */
+  serialize?: () => Buffer;
   close(): Promise<void>;
 }
 
@@ -40,8 +42,13 @@ export interface ConnectOptions {
   schema?: string;
   /** PostgreSQL pool size; wins over the configuration's (tests keep their pools small). */
   poolSize?: number;
-  /** Called with the SQL of every query run and its time; tests count queries with it. */
-  onQuery?: (sql: string, milliseconds: number) => void;
+  /**
+   * SQLite in memory only: start from this image (what `serialize()` of another handle gave)
+   * instead of an empty database. Tests open every app from one migrated image.
+   */
+  sqliteImage?: Buffer;
+  /** Called with the SQL of every query run, its time and its parameters; tests count queries with it. */
+  onQuery?: (sql: string, milliseconds: number, parameters: readonly unknown[]) => void;
 }
 
 function queryLogger(options: ConnectOptions) {
@@ -49,15 +56,16 @@ function queryLogger(options: ConnectOptions) {
   if (!onQuery) return {};
   return {
     log: (event: LogEvent) => {
-      if (event.level === 'query') onQuery(event.query.sql, event.queryDurationMillis);
+      if (event.level === 'query') onQuery(event.query.sql, event.queryDurationMillis, event.query.parameters);
     },
   };
 }
 
 export async function connectDatabase(config: DatabaseConfig, options: ConnectOptions = {}): Promise<DatabaseHandle> {
   if (config.dialect === 'sqlite') {
+    if (options.sqliteImage && config.filename !== ':memory:') throw new Error('sqliteImage is for in-memory databases');
     if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
-    const sqlite = new SQLiteDatabase(config.filename);
+    const sqlite = new SQLiteDatabase(options.sqliteImage ?? config.filename);
     applySqliteSettings(sqlite, config);
     const statements = withStatementCache(sqlite);
     const db = new Kysely<Database>({
@@ -73,9 +81,10 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
         if (sqlite.inTransaction) return undefined;
         const started = onQuery ? performance.now() : 0;
         const rows = (statements.prepare(text) as unknown as SqliteStatement).all(parameters as unknown[]) as Row[];
-        onQuery?.(text, performance.now() - started);
+        onQuery?.(text, performance.now() - started, parameters);
         return Promise.resolve(rows);
       },
+      serialize: () => sqlite.serialize(),
       close: () => db.destroy(),
     };
   }
@@ -114,7 +123,7 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
   const runSelect = async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
     const started = onQuery ? performance.now() : 0;
     const result = await pool.query({ name, text, values: parameters as unknown[] });
-    onQuery?.(text, performance.now() - started);
+    onQuery?.(text, performance.now() - started, parameters);
     return result.rows as Row[];
   };
   return {

@@ -10,7 +10,7 @@ import { after, describe, it } from 'node:test';
 import { parseDatabaseUrl } from '../../src/config.js';
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js';
 import { DeliveryWorker } from '../../src/webhooks/delivery-worker.js';
-import { createTestApp, DIALECTS } from '../support/harness.js';
+import { createTestApp, directDatabaseConfig, POSTGRES_ONLY } from '../support/harness.js';
 import { Receiver } from '../support/receiver.js';
 import { freePort, freshDatabase, startServe, type ServeProcess } from '../support/serve-process.js';
 import { createHook, queueDeliveries } from '../support/webhooks.js';
@@ -33,44 +33,42 @@ async function until(what: string, done: () => Promise<boolean> | boolean, timeo
   }
 }
 
-if (DIALECTS.includes('postgres')) {
-  describe('two delivery workers on one PostgreSQL database', () => {
-    it('make every due attempt exactly once, claiming by hand and then running, woken by NOTIFY alone', async () => {
-      const receiver = await Receiver.start();
-      // A 10-minute poll: only NOTIFY wakes the running workers.
-      const t = await createTestApp('postgres', { env: { WEBHOOK_CONCURRENCY: '8', WEBHOOK_POLL_MS: '600000' } });
-      const otherHandle = await connectDatabase(parseDatabaseUrl(process.env.TEST_DATABASE_URL!, 'test', [])!, { schema: t.handle.schema!, poolSize: 4 });
-      const other = new DeliveryWorker({ handle: otherHandle, log: t.app.log, now: t.clock.now, mode: 'sandbox', timeoutMs: 10_000, concurrency: 8, pollMs: 600_000 });
-      try {
-        const targetUrl = receiver.url('/race');
-        const hook = { id: (await createHook(t, await t.token(), { event: 'tag_added', targetUrl })).id, siteId: t.tenant.siteId, targetUrl };
+describe('two delivery workers on one PostgreSQL database', () => {
+  it('make every due attempt exactly once, claiming by hand and then running, woken by NOTIFY alone', POSTGRES_ONLY, async () => {
+    const receiver = await Receiver.start();
+    // A 10-minute poll: only NOTIFY wakes the running workers.
+    const t = await createTestApp('postgres', { env: { WEBHOOK_CONCURRENCY: '8', WEBHOOK_POLL_MS: '600000' } });
+    const otherHandle = await connectDatabase(directDatabaseConfig(t), { poolSize: 4 });
+    const other = new DeliveryWorker({ handle: otherHandle, log: t.app.log, now: t.clock.now, mode: 'sandbox', timeoutMs: 10_000, concurrency: 8, pollMs: 600_000 });
+    try {
+      const targetUrl = receiver.url('/race');
+      const hook = { id: (await createHook(t, await t.token(), { event: 'tag_added', targetUrl })).id, siteId: t.tenant.siteId, targetUrl };
 
-        await queueDeliveries(t.handle, hook, 300, t.clock.now());
-        const [mine, theirs] = await Promise.all([t.app.webhooks.runDue(), other.runDue()]);
-        assert.equal(mine + theirs, 300, `${mine} + ${theirs} attempts`);
-        assert.ok(mine > 0 && theirs > 0, `both workers claimed some: ${mine} and ${theirs}`);
-        assertEachOnce(receiver, 300);
+      await queueDeliveries(t.handle, hook, 300, t.clock.now());
+      const [mine, theirs] = await Promise.all([t.app.webhooks.runDue(), other.runDue()]);
+      assert.equal(mine + theirs, 300, `${mine} + ${theirs} attempts`);
+      assert.ok(mine > 0 && theirs > 0, `both workers claimed some: ${mine} and ${theirs}`);
+      assertEachOnce(receiver, 300);
 
-        t.app.webhooks.start();
-        other.start();
-        await queueDeliveries(t.handle, hook, 300, t.clock.now());
-        await until('delivered', () => receiver.received.length >= 600);
-        await until('recorded', async () => {
-          const open = await t.handle.db.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'succeeded').limit(1).execute();
-          return open.length === 0;
-        });
-        assertEachOnce(receiver, 600);
-        const counts = await t.handle.db.selectFrom('webhook_deliveries').select('attempt_count').distinct().execute();
-        assert.deepEqual(counts, [{ attempt_count: 1 }], 'one attempt each');
-      } finally {
-        await other.stop();
-        await otherHandle.close();
-        await t.close();
-        await receiver.close();
-      }
-    });
+      t.app.webhooks.start();
+      other.start();
+      await queueDeliveries(t.handle, hook, 300, t.clock.now());
+      await until('delivered', () => receiver.received.length >= 600);
+      await until('recorded', async () => {
+        const open = await t.handle.db.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'succeeded').limit(1).execute();
+        return open.length === 0;
+      });
+      assertEachOnce(receiver, 600);
+      const counts = await t.handle.db.selectFrom('webhook_deliveries').select('attempt_count').distinct().execute();
+      assert.deepEqual(counts, [{ attempt_count: 1 }], 'one attempt each');
+    } finally {
+      await other.stop();
+      await otherHandle.close();
+      await t.close();
+      await receiver.close();
+    }
   });
-}
+});
 
 describe('two serve processes on one SQLite file', () => {
   it('make every due attempt exactly once', async () => {

@@ -6,10 +6,9 @@
 // it missed meanwhile.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseDatabaseUrl } from '../../src/config.js';
 import { connectDatabase } from '../../src/db/connect.js';
 import { builders } from '../support/builders.js';
-import { createTestApp, DIALECTS, type TestApp, type TestAppOptions } from '../support/harness.js';
+import { createTestApp, directDatabaseConfig, DIALECTS, POSTGRES_ONLY, type TestApp, type TestAppOptions } from '../support/harness.js';
 import { PostgresProxy } from '../support/postgres-proxy.js';
 import { Receiver } from '../support/receiver.js';
 import { addTag, attemptsOf, createHook, millis, onlyDeliveryOf, queueDeliveries } from '../support/webhooks.js';
@@ -122,8 +121,8 @@ for (const dialect of DIALECTS) {
 
 const base = process.env.TEST_DATABASE_URL;
 
-describe('the delivery worker while PostgreSQL goes away [postgres]', { skip: base ? false : 'PostgreSQL only: set TEST_DATABASE_URL' }, () => {
-  it('keeps serving, listens again once PostgreSQL is back, and attempts what was queued meanwhile', async () => {
+describe('the delivery worker while PostgreSQL goes away [postgres]', () => {
+  it('keeps serving, listens again once PostgreSQL is back, and attempts what was queued meanwhile', POSTGRES_ONLY, async () => {
     const url = new URL(base!);
     const proxy = new PostgresProxy({ host: url.hostname, port: Number(url.port || 5432) });
     await proxy.start();
@@ -132,7 +131,7 @@ describe('the delivery worker while PostgreSQL goes away [postgres]', { skip: ba
     try {
       await withHookedApp('postgres', { databaseUrl: url.href, env: LONG_POLL, webhooks: { autoStart: true } }, async (t, receiver, hook) => {
         // Another process's connection, which the proxy does not cut.
-        const direct = await connectDatabase(parseDatabaseUrl(base!, 'test', [])!, { schema: t.handle.schema!, poolSize: 1 });
+        const direct = await connectDatabase(directDatabaseConfig(t), { poolSize: 1 });
         try {
           await queueDeliveries(direct, hook, 1, t.clock.now());
           await receiver.waitFor(1, 5_000);
