@@ -1,16 +1,16 @@
 // `sitebiz serve`: the only place that listens. Migrates, seeds an empty database, serves, and
 // shuts down gracefully on SIGTERM/SIGINT. With --workers N above 1, this process becomes the
 // primary of a node:cluster: it does the database set-up once, then forks N workers that each
-// build the app and listen on the same port (see worker-supervisor.ts).
+// build the app and listen on the same port (see worker-supervisor.ts). The app's modules (Fastify,
+// the resources, the console) are imported where an app is built, so the primary never loads them.
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { connectDatabase, migrateToLatest, type DatabaseHandle } from './db/connect.js';
-import { initialize, type InitResult } from './domain/initialize.js';
+import type { InitResult } from './domain/initialize.js';
 import { credentialLines } from './cli/credentials.js';
 import { PortUnavailableError } from './cli/command.js';
 import { WorkerSupervisor } from './worker-supervisor.js';
@@ -65,7 +65,7 @@ function portProblem(config: Config, code: string | undefined): string {
 /** One process: today's behaviour, no cluster. */
 async function serveInThisProcess(config: Config, options: ServeOptions): Promise<void> {
   await checkPortIsFree(config);
-  const prepared = await prepareDatabase(config);
+  const [prepared, { buildApp }] = await Promise.all([prepareDatabase(config), import('./app.js')]);
   const app = await buildApp({ config, database: prepared.database });
   await app.listen({ port: config.port, host: config.host });
   // The signal handlers go in before the banner: whoever reads "serving" may signal at once.
@@ -101,6 +101,7 @@ async function superviseWorkers(config: Config, options: ServeOptions): Promise<
 async function serveAsWorker(config: Config): Promise<void> {
   // The primary may stop everyone while this worker is still starting: remember the signal.
   const signal = shutdownSignal();
+  const { buildApp } = await import('./app.js');
   const app = await buildApp({ config });
   await app.listen({ port: config.port, host: config.host });
   await closeGracefully(app, await signal, config.shutdownTimeoutMs);
@@ -124,8 +125,11 @@ async function prepareDatabase(config: Config): Promise<PreparedDatabase> {
   const database = await connectDatabase(config.database);
   await migrateToLatest(database);
   const hasAccount = await database.db.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
+  // The demo generator is loaded only for the start that needs it.
   const credentials =
-    hasAccount || config.mode === 'production' ? undefined : await initialize(database, { demo: true, baseUrl: config.publicUrl });
+    hasAccount || config.mode === 'production'
+      ? undefined
+      : await (await import('./domain/initialize.js')).initialize(database, { demo: true, baseUrl: config.publicUrl });
   return { database, credentials, empty: !hasAccount && !credentials };
 }
 
