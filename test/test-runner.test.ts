@@ -10,19 +10,19 @@ import { chromiumLookup } from './support/browser.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+/** `npm test <file>` (bin/run-tests.js) in a child, not as a child of this test run. */
+function runTestsOf(file: string, env: NodeJS.ProcessEnv) {
+  delete env.NODE_TEST_CONTEXT;
+  return spawnSync(process.execPath, [join(ROOT, 'bin', 'run-tests.js'), file], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });
+}
+
 describe('npm test without the upstream document', () => {
   it('reports the conformance suites as skipped and counts them in the summary', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, SITEBIZ_UPSTREAM_OPENAPI: 'none' };
     // Not CI (there a missing document fails), one database, and not as a child of this test run.
     delete env.CI;
     delete env.TEST_DATABASE_URL;
-    delete env.NODE_TEST_CONTEXT;
-    const result = spawnSync(process.execPath, [join(ROOT, 'bin', 'run-tests.js'), 'test/conformance.test.ts'], {
-      cwd: ROOT,
-      env,
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+    const result = runTestsOf('test/conformance.test.ts', env);
     assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
     assert.match(result.stdout, /Upstream conformance: skipped/);
     const skipped = Number(/^ℹ skipped (\d+)$/m.exec(result.stdout)?.[1]);
@@ -36,13 +36,7 @@ describe('npm test without PostgreSQL', () => {
   it('says so at the start and counts the PostgreSQL-only tests as skipped', () => {
     const env: NodeJS.ProcessEnv = { ...process.env };
     delete env.TEST_DATABASE_URL;
-    delete env.NODE_TEST_CONTEXT;
-    const result = spawnSync(process.execPath, [join(ROOT, 'bin', 'run-tests.js'), 'test/database-outage.test.ts'], {
-      cwd: ROOT,
-      env,
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+    const result = runTestsOf('test/database-outage.test.ts', env);
     assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
     assert.match(result.stdout, /^Databases: SQLite only\. PostgreSQL skipped/m);
     const skipped = Number(/^ℹ skipped (\d+)$/m.exec(result.stdout)?.[1]);
@@ -58,15 +52,9 @@ describe('npm test without Chromium', () => {
   const runWithoutChromium = (ci: boolean) => {
     const env: NodeJS.ProcessEnv = { ...process.env, CHROMIUM_PATH: '/nonexistent/chromium' };
     delete env.TEST_DATABASE_URL;
-    delete env.NODE_TEST_CONTEXT;
     if (ci) env.CI = 'true';
     else delete env.CI;
-    return spawnSync(process.execPath, [join(ROOT, 'bin', 'run-tests.js'), 'test/browser-harness.test.ts'], {
-      cwd: ROOT,
-      env,
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+    return runTestsOf('test/browser-harness.test.ts', env);
   };
 
   it('says so at the start, skips the browser suites and counts them as skipped', () => {
