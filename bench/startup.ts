@@ -143,7 +143,7 @@ async function startServe(tree: StartupTree, databaseUrl: string, extra: string[
 
 export function startupSection(result: StartupResult): string[] {
   const { trees } = result;
-  const header = `| Launch (median of ${result.runs}) | Target | ${trees.map((t) => t.label).join(' | ')} |${trees.length > 1 ? ` ${trees[0]!.label} / ${trees[1]!.label} |` : ''}`;
+  const header = `| Launch (median of ${result.runs}) | Target | ${trees.map((t) => t.label).join(' | ')} |${trees.length > 1 ? ` ${trees[1]!.label} ÷ ${trees[0]!.label} |` : ''}`;
   const lines = [header, `|---|---|${trees.map(() => '--:|').join('')}${trees.length > 1 ? '--:|' : ''}`];
   for (const row of result.rows) {
     const cells = row.medians.map((m, i) => {
