@@ -18,7 +18,16 @@ export type DatabaseConfig =
       connectionString: string;
       /** Connections in each process's pool (connect.ts has the default when absent). */
       poolSize?: number;
+      /**
+       * The pooler between sitebiz and PostgreSQL, by its pool mode. `transaction`: a server
+       * connection lasts one transaction, so nothing of a session is kept (no named prepared
+       * statements, no LISTEN). Absent: `none` (a session pooler behaves as none).
+       */
+      pooler?: DatabasePooler;
     };
+
+export const DATABASE_POOLERS = ['none', 'session', 'transaction'] as const;
+export type DatabasePooler = (typeof DATABASE_POOLERS)[number];
 
 export interface Config {
   database: DatabaseConfig;
@@ -134,6 +143,12 @@ export const SETTINGS = {
     flag: 'database-pool-size',
     description: 'PostgreSQL connections per process (each worker has its own pool)',
     default: '10',
+  },
+  databasePooler: {
+    env: 'DATABASE_POOLER',
+    flag: 'database-pooler',
+    description: 'PostgreSQL behind a pooler: none, session or transaction (its pool mode; transaction: no named statements, no LISTEN)',
+    default: 'none',
   },
   sqliteCacheMb: {
     env: 'SQLITE_CACHE_MB',
@@ -308,13 +323,18 @@ export function loadConfig(
 
   const workers = parseWorkers(raw('workers'), problems);
   const poolSize = integer('databasePoolSize', 1, 1000);
+  const poolerRaw = (raw('databasePooler').value ?? '').trim().toLowerCase();
+  const pooler = DATABASE_POOLERS.find((p) => p === poolerRaw);
+  if (pooler === undefined) {
+    problems.push(`${raw('databasePooler').origin} must be one of ${DATABASE_POOLERS.join(', ')}, got ${JSON.stringify(raw('databasePooler').value)}`);
+  }
   const cacheMb = integer('sqliteCacheMb', 0, 1024 * 1024);
   const mmapMb = integer('sqliteMmapMb', 0, 1024 * 1024);
   const database: DatabaseConfig | undefined =
     parsedDatabase?.dialect === 'sqlite'
       ? { ...parsedDatabase, cacheMb, mmapMb }
       : parsedDatabase?.dialect === 'postgres'
-        ? { ...parsedDatabase, poolSize }
+        ? { ...parsedDatabase, poolSize, ...(pooler && pooler !== 'none' ? { pooler } : {}) }
         : undefined;
 
   const rateLimitPerMinute = integer('rateLimit', 0, 100_000_000);

@@ -120,9 +120,33 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(options) });
   const onQuery = options.onQuery;
+  // Named prepared statements live on a server connection. Behind a transaction pooler (PgBouncer's
+  // pool_mode = transaction) each transaction may get another one, where a name is unknown or
+  // already taken: DATABASE_POOLER=transaction says so up front, and without it the first such
+  // error says so, and this process then uses unnamed statements (parsed per execution) for good,
+  // after running the failed read again. Reads of runSelect are never inside a transaction.
+  let namedStatements = config.pooler !== 'transaction';
   const runSelect = async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
     const started = onQuery ? performance.now() : 0;
-    const result = await pool.query({ name, text, values: parameters as unknown[] });
+    let result: pg.QueryResult | undefined;
+    if (namedStatements) {
+      try {
+        result = await pool.query({ name, text, values: parameters as unknown[] });
+      } catch (error) {
+        if (!isPoolerStatementError(error)) throw error;
+        // Reads in flight when the first refusal came fail the same way: each runs again unnamed,
+        // and the warning is given once.
+        if (namedStatements) {
+          namedStatements = false;
+          process.emitWarning(
+            `PostgreSQL answered "${(error as Error).message}": a transaction pooler is between sitebiz and the database. ` +
+              'From now on this process prepares no named statements; set DATABASE_POOLER=transaction to start that way (it also turns LISTEN off).',
+            { code: 'SITEBIZ_TRANSACTION_POOLER' },
+          );
+        }
+      }
+    }
+    result ??= await pool.query({ text, values: parameters as unknown[] });
     onQuery?.(text, performance.now() - started, parameters);
     return result.rows as Row[];
   };
@@ -132,9 +156,20 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     description: `PostgreSQL ${redactUrl(config.url)}${schema ? ` (schema ${schema})` : ''}`,
     ...(schema !== undefined ? { schema } : {}),
     runSelect,
-    listen: (channel, handlers) => listenForNotifications(config.connectionString, channel, handlers),
+    // LISTEN is a session's: through a transaction pooler the notifications would reach whichever
+    // client holds that server connection next. Without it, webhook workers poll (WEBHOOK_POLL_MS).
+    ...(config.pooler === 'transaction' ? {} : { listen: (channel: string, handlers: NotificationHandlers) => listenForNotifications(config.connectionString, channel, handlers) }),
     close: () => db.destroy(),
   };
+}
+
+/**
+ * A named prepared statement that the server connection does not have (26000) or already has
+ * under that name (42P05): what a transaction pooler does to them.
+ */
+function isPoolerStatementError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === '26000' || code === '42P05';
 }
 
 // For handles made from a bare DatabaseConfig (tests, bench): the settings' own defaults.

@@ -1,0 +1,86 @@
+// sitebiz behind a real connection pooler: Debian's PgBouncer (1.18: no prepared-statement
+// support), started here in its own configuration on a free port, in front of TEST_DATABASE_URL's
+// server (test/support/pgbouncer.ts).
+//
+// - In `transaction` mode, with sitebiz's defaults (no DATABASE_POOLER): `serve --workers 2`
+//   answers every request, none with a 500 (named prepared statements live on a server connection
+//   the pooler hands to other clients; sitebiz notices the first refusal and stops naming them),
+//   and with DATABASE_POOLER=transaction it never names one.
+// - In `session` mode, with sitebiz's defaults.
+// Each start makes a new demo database through the pooler (migrations and the demo data), takes a
+// token, reads 80 times, ten at a time, and writes five contacts.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { PgBouncer, PGBOUNCER_SKIP, type PoolMode } from './support/pgbouncer.js';
+import { accessToken, freePort, freshDatabase, request, startServe } from './support/serve-process.js';
+
+const skip = PGBOUNCER_SKIP;
+
+/** A served demo database through the pooler: 80 reads of several kinds and a few writes. */
+async function serveThrough(bouncer: PgBouncer, env: Record<string, string>): Promise<{ statuses: Map<number, number>; stderr: string }> {
+  const scratch = mkdtempSync(join(tmpdir(), 'sitebiz-pooler-'));
+  const db = await freshDatabase('postgres');
+  const port = await freePort();
+  const server = startServe(scratch, ['--port', String(port), '--database-url', bouncer.through(db.url), '--workers', '2', '--rate-limit', '0'], env);
+  try {
+    await server.waitFor(/sitebiz is serving/);
+    const token = await accessToken(port, server);
+    const paths = ['/v1/me', '/v1/sites', '/v1/contacts?page[size]=5', '/v1/offers', '/v1/customers?include=contact', '/v1/contacts?filter[email_contains]=a'];
+    const statuses = new Map<number, number>();
+    const count = (status: number) => statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    // Ten at a time, so that the pooler's server connections change hands between requests.
+    for (let round = 0; round < 8; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => request(port, { path: paths[(round * 10 + i) % paths.length]!, requestId: `r${round}-${i}`, token })),
+      );
+      for (const answer of answers) count(answer.status);
+    }
+    const sites = JSON.parse((await request(port, { path: '/v1/sites', requestId: 'sites', token })).body) as { data: Array<{ id: string }> };
+    for (let i = 0; i < 5; i++) {
+      const created = await request(port, {
+        method: 'POST',
+        path: '/v1/contacts',
+        requestId: `w${i}`,
+        token,
+        json: { data: { type: 'contacts', attributes: { name: `Pooled ${i}`, email: `pooled-${i}@example.com` }, relationships: { site: { data: { type: 'sites', id: sites.data[0]!.id } } } } },
+      });
+      count(created.status);
+      assert.equal(created.status, 201, created.body);
+    }
+    return { statuses, stderr: server.stderr };
+  } finally {
+    await server.stop();
+    await db.cleanup();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+for (const mode of ['transaction', 'session'] as PoolMode[]) {
+  describe(`serve --workers 2 behind PgBouncer in ${mode} mode`, () => {
+    let bouncer: PgBouncer;
+    before(async () => {
+      if (!skip) bouncer = await PgBouncer.start(mode);
+    });
+    after(async () => {
+      if (!skip) await bouncer.stop();
+    });
+
+    it('answers every request, none with a 5xx, with sitebiz\'s defaults', { skip }, async () => {
+      const { statuses, stderr } = await serveThrough(bouncer, {});
+      assert.deepEqual([...statuses.keys()].sort(), [200, 201], `statuses: ${JSON.stringify([...statuses])}\n${stderr}`);
+      assert.equal(statuses.get(200), 80);
+      if (mode === 'session') assert.doesNotMatch(stderr, /SITEBIZ_TRANSACTION_POOLER/, 'a session pooler keeps named statements working');
+    });
+
+    if (mode === 'transaction') {
+      it('with DATABASE_POOLER=transaction, never names a statement: no refusal to notice', { skip }, async () => {
+        const { statuses, stderr } = await serveThrough(bouncer, { DATABASE_POOLER: 'transaction' });
+        assert.equal(statuses.get(200), 80, `statuses: ${JSON.stringify([...statuses])}\n${stderr}`);
+        assert.doesNotMatch(stderr, /SITEBIZ_TRANSACTION_POOLER/);
+      });
+    }
+  });
+}
