@@ -7,16 +7,22 @@
 //   the pooler hands to other clients; sitebiz notices the first refusal and stops naming them),
 //   and with DATABASE_POOLER=transaction it never names one.
 // - In `session` mode, with sitebiz's defaults.
+// - The write, race, webhook, sandbox and token suites on PostgreSQL, run again with every app and
+//   every `sitebiz` process reaching its database through PgBouncer in transaction mode, with
+//   sitebiz's defaults (test/support/harness.ts, TEST_DATABASE_POOLER_URL).
 // Each start makes a new demo database through the pooler (migrations and the demo data), takes a
 // token, reads 80 times, ten at a time, and writes five contacts.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { PgBouncer, PGBOUNCER_SKIP, type PoolMode } from './support/pgbouncer.js';
 import { accessToken, freePort, freshDatabase, request, startServe } from './support/serve-process.js';
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const skip = PGBOUNCER_SKIP;
 
 /** A served demo database through the pooler: 80 reads of several kinds and a few writes. */
@@ -84,3 +90,39 @@ for (const mode of ['transaction', 'session'] as PoolMode[]) {
     }
   });
 }
+
+describe('the PostgreSQL suites through PgBouncer in transaction mode', () => {
+  let bouncer: PgBouncer;
+  before(async () => {
+    if (!skip) bouncer = await PgBouncer.start('transaction');
+  });
+  after(async () => {
+    if (!skip) await bouncer.stop();
+  });
+
+  const suites = ['test/writes', 'test/webhooks', 'test/sandbox'].flatMap((dir) =>
+    readdirSync(join(ROOT, dir))
+      .filter((name) => name.endsWith('.test.ts'))
+      .sort()
+      .map((name) => `${dir}/${name}`),
+  );
+  suites.push('test/authentication.test.ts', 'test/oauth.test.ts');
+
+  it(`pass: ${suites.length} files (writes, races, webhook workers, sandbox, tokens and keys)`, { skip, timeout: 15 * 60_000 }, async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, TEST_DIALECTS: 'postgres', TEST_DATABASE_POOLER_URL: bouncer.url };
+    // Not as a child of this test run, and without this run's timing table.
+    delete env.NODE_TEST_CONTEXT;
+    delete env.TEST_TIMINGS;
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'run-tests.js'), ...suites], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const summary = output.split('\n').filter((line) => line.startsWith('ℹ ')).join('\n');
+    assert.equal(code, 0, `${output.slice(-20_000)}\n${bouncer.log().slice(-5_000)}`);
+    assert.match(summary, /^ℹ fail 0$/m);
+    assert.ok(Number(/^ℹ pass (\d+)$/m.exec(summary)?.[1]) > 300, summary);
+    // They ran through the pooler, which refused the named statements they started with.
+    assert.match(output, /SITEBIZ_TRANSACTION_POOLER/);
+  });
+});

@@ -20,7 +20,26 @@ import { freePort } from './free-port.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
-export const DIALECTS: DialectName[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+export const DIALECTS: DialectName[] = (process.env.TEST_DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const)).filter(
+  // TEST_DIALECTS=postgres narrows a run to one database (the pooler tests run suites so).
+  (d) => !process.env.TEST_DIALECTS || process.env.TEST_DIALECTS.split(',').includes(d),
+);
+
+/**
+ * TEST_DATABASE_POOLER_URL: a pooler (PgBouncer) in front of TEST_DATABASE_URL's server. The apps
+ * and the `sitebiz` processes of the tests then reach their databases through it; creating and
+ * dropping databases still goes straight to the server (a pooler keeps server connections open,
+ * and a database with connections cannot be copied).
+ */
+export function throughPooler(url: string): string {
+  const pooler = process.env.TEST_DATABASE_POOLER_URL;
+  if (!pooler) return url;
+  const target = new URL(url);
+  const via = new URL(pooler);
+  target.hostname = via.hostname;
+  target.port = via.port;
+  return target.href;
+}
 
 /**
  * The `skip` option of a test that needs PostgreSQL. Given to each test, not to its describe:
@@ -253,7 +272,7 @@ export async function createTestApp(dialect: DialectName, options: TestAppOption
     dropDatabase = own.drop;
     // A databaseUrl (a proxy in front of the server) leads to the same server: the app's own
     // database through it.
-    database = databaseConfigAt(own.name, options.databaseUrl);
+    database = databaseConfigAt(own.name, options.databaseUrl ?? throughPooler(process.env.TEST_DATABASE_URL!));
     handle = await connectDatabase(database, { poolSize: 4, onQuery: queries.record });
   } else {
     database = options.databaseUrl ? parseDatabaseUrl(options.databaseUrl, 'test database', [])! : databaseConfig(dialect);

@@ -58,16 +58,16 @@ export class PgBouncer {
       ].join('\n'),
     );
     const asRoot = process.getuid?.() === 0;
-    const child = spawn(PGBOUNCER_PATH, [...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // Its log goes to the file: a pipe nobody reads while a test blocks (spawnSync) would fill, and
+    // PgBouncer would stop at its next log line.
+    const child = spawn(PGBOUNCER_PATH, ['--quiet', ...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
     const url = new URL(server.href);
     url.hostname = '127.0.0.1';
     url.port = String(port);
     const bouncer = new PgBouncer(child, dir, url.href);
     const deadline = Date.now() + 15_000;
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`PgBouncer exited (${child.exitCode}): ${stderr}${bouncer.log()}`);
+      if (child.exitCode !== null) throw new Error(`PgBouncer exited (${child.exitCode}): ${bouncer.log()}`);
       const client = new pg.Client({ connectionString: bouncer.url });
       try {
         await client.connect();
@@ -78,7 +78,7 @@ export class PgBouncer {
         await client.end().catch(() => {});
         if (Date.now() > deadline) {
           await bouncer.stop();
-          throw new Error(`PgBouncer did not answer within 15 s (${(error as Error).message}): ${stderr}${bouncer.log()}`);
+          throw new Error(`PgBouncer did not answer within 15 s (${(error as Error).message}): ${bouncer.log()}`);
         }
         await new Promise((resolve) => setTimeout(resolve, 100));
       }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { SETTINGS } from '../../src/config.js';
-import type { DialectName } from './harness.js';
+import { throughPooler, type DialectName } from './harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'sitebiz.js');
@@ -165,7 +165,7 @@ export async function freshDatabase(dialect: DialectName): Promise<FreshDatabase
   await admin(`create database ${name}`);
   const url = new URL(base);
   url.pathname = `/${name}`;
-  return { url: url.href, cleanup: () => admin(`drop database if exists ${name} with (force)`) };
+  return { url: throughPooler(url.href), cleanup: () => admin(`drop database if exists ${name} with (force)`) };
 }
 
 export interface RequestOptions {
