@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { PgBouncer, PGBOUNCER_SKIP, type PoolMode } from './support/pgbouncer.js';
-import { accessToken, freePort, freshDatabase, request, startServe } from './support/serve-process.js';
+import { accessToken, freePort, freshDatabase, request, runSitebiz, startServe } from './support/serve-process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const skip = PGBOUNCER_SKIP;
@@ -79,6 +79,25 @@ for (const mode of ['transaction', 'session'] as PoolMode[]) {
       assert.deepEqual([...statuses.keys()].sort(), [200, 201], `statuses: ${JSON.stringify([...statuses])}\n${stderr}`);
       assert.equal(statuses.get(200), 80);
       if (mode === 'session') assert.doesNotMatch(stderr, /SITEBIZ_TRANSACTION_POOLER/, 'a session pooler keeps named statements working');
+    });
+
+    it('commands started at once each bring the schema up to date, and none waits on a lock another left', { skip, timeout: 120_000 }, async () => {
+      // Every command migrates first. Kysely's own lock is a session-level one: through a
+      // transaction pooler it was left held on some server connection, and the next command
+      // waited for its hour-long timeout (src/db/connect.ts, migrateInOneTransaction).
+      const db = await freshDatabase('postgres');
+      try {
+        const url = bouncer.through(db.url);
+        for (const round of [1, 2]) {
+          const runs = await Promise.all(Array.from({ length: 6 }, () => runSitebiz(['migrate', '--json', '--database-url', url])));
+          for (const run of runs) assert.equal(run.code, 0, `round ${round}: ${run.stdout}${run.stderr}`);
+          const applied = runs.map((run) => (JSON.parse(run.stdout.trim().split('\n').pop()!) as { applied: string[] }).applied.length);
+          if (round === 1) assert.equal(applied.filter((n) => n > 0).length, 1, `one of them applied the migrations: ${applied}`);
+          else assert.deepEqual(applied, [0, 0, 0, 0, 0, 0]);
+        }
+      } finally {
+        await db.cleanup();
+      }
     });
 
     if (mode === 'transaction') {

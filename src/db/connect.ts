@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SQLiteDatabase, type SqliteConnection, type SqliteStatement } from './sqlite-driver.js';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type LogEvent, type SqliteDatabase } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, SqliteDialect, type LogEvent, type MigrationResultSet, type MigratorProps, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { redactUrl, SETTINGS } from '../config.js';
@@ -239,24 +239,52 @@ function withStatementCache(sqlite: SqliteConnection): SqliteDatabase {
 }
 
 /**
- * Brings the schema up to date. Safe to run from several processes at once: PostgreSQL takes
- * Kysely's migration lock; on SQLite a process that loses the race (its transaction saw the
- * schema before the winner committed) fails, waits, and finds the migrations applied.
+ * Brings the schema up to date. Safe to run from several processes at once: on PostgreSQL each
+ * run is one transaction that holds a lock (below); on SQLite a process that loses the race (its
+ * transaction saw the schema before the winner committed) fails, waits, and finds the
+ * migrations applied.
  */
 export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
   // Kysely looks for its migration tables in every schema unless told which one: without this, a
   // schema made while another schema of the database has them would never get its own.
-  const migrator = new Migrator({
-    db: handle.db,
+  const options = {
     provider: migrationProvider(handle.traits),
     ...(handle.schema !== undefined ? { migrationTableSchema: handle.schema } : {}),
-  });
+  };
   for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
+    const { error, results } =
+      handle.traits.name === 'postgres' ? await migrateInOneTransaction(handle.db, options) : await new Migrator({ db: handle.db, ...options }).migrateToLatest();
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     if (attempt >= 5) throw error instanceof Error ? error : new Error(String(error));
     await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
   }
+}
+
+/**
+ * PostgreSQL: the whole run inside one transaction of ours, which first takes a transaction-level
+ * advisory lock (held until the commit, so a second process reads the migration table only once
+ * the first has committed). Kysely's own migration lock is a session-level one, taken and released
+ * by separate statements around its transaction: through a transaction pooler (PgBouncer's
+ * transaction mode) those statements can land on different server connections, and a lock left
+ * held on one of them stopped every later migration (each command's start) for its 1-hour
+ * timeout. Inside our transaction every statement has the same server connection.
+ */
+async function migrateInOneTransaction(db: Kysely<Database>, options: Omit<MigratorProps, 'db'>): Promise<MigrationResultSet> {
+  return db.connection().execute(async (connection) => {
+    await sql`begin`.execute(connection);
+    let committed = false;
+    try {
+      await sql`select pg_advisory_xact_lock(hashtext('sitebiz: migrations'))`.execute(connection);
+      const result = await new Migrator({ db: connection, ...options, disableTransactions: true }).migrateToLatest();
+      if (result.error === undefined) {
+        await sql`commit`.execute(connection);
+        committed = true;
+      }
+      return result;
+    } finally {
+      if (!committed) await sql`rollback`.execute(connection).catch(() => {});
+    }
+  });
 }
 
 /** Drops a PostgreSQL schema made for a test run. */
