@@ -278,8 +278,9 @@ export async function createTestApp(dialect: DialectName, options: TestAppOption
     database = options.databaseUrl ? parseDatabaseUrl(options.databaseUrl, 'test database', [])! : databaseConfig(dialect);
     handle = await connectDatabase(database, { sqliteImage: await migratedSqliteImage(), onQuery: queries.record });
   }
-  // Nothing to apply (the copy is migrated); this checks that it is so, as `serve` does.
-  await migrateToLatest(handle);
+  // No migrateToLatest here: the copy was made from a migrated image or template of this very
+  // version of src/db/, and running the migrator again per app (a transaction, a lock and its
+  // table reads) only repeated work on every one of them.
   if (options.prepare) await options.prepare(handle);
   const clock = new TestClock();
   const config = loadConfig({ DATABASE_URL: database.url, PUBLIC_URL: PUBLIC_URL, LOG_LEVEL: 'silent', ...options.env });
