@@ -149,6 +149,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     if (closing) reply.header('connection', 'close');
   });
+  const replicas = database.replicas;
+  if (replicas) {
+    // Read-your-writes with read replicas (src/db/replicas.ts): a request of an account that may
+    // have written records the primary's WAL position before its answer leaves, so the account's
+    // next reads, on any process, wait for a replica that has it.
+    app.addHook('onSend', async (request) => {
+      if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
+      const accountId = request.principal?.accountId ?? request.consoleSession?.principal.accountId;
+      if (accountId === undefined) return;
+      await replicas.recordWrite(accountId).catch((error: unknown) => request.log.warn({ err: error }, 'the write position for read replicas was not recorded: until it is, a read of this account may miss this write on a lagging replica'));
+    });
+  }
 
   const tokens = new TokenService(database, {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,

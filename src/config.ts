@@ -24,7 +24,16 @@ export type DatabaseConfig =
        * statements, no LISTEN). Absent: `none` (a session pooler behaves as none).
        */
       pooler?: DatabasePooler;
+      /** Streaming replicas that serve reads (src/db/replicas.ts); absent: every read goes to the primary. */
+      replicas?: ReplicaConfig;
     };
+
+export interface ReplicaConfig {
+  /** One PostgreSQL URL per replica. */
+  connectionStrings: string[];
+  /** A replica further behind the primary than this, in ms, serves no reads until it catches up. */
+  maxLagMs: number;
+}
 
 export const DATABASE_POOLERS = ['none', 'session', 'transaction'] as const;
 export type DatabasePooler = (typeof DATABASE_POOLERS)[number];
@@ -149,6 +158,18 @@ export const SETTINGS = {
     flag: 'database-pooler',
     description: 'PostgreSQL behind a pooler: none, session or transaction (its pool mode; transaction: no named statements, no LISTEN)',
     default: 'none',
+  },
+  databaseReplicaUrl: {
+    env: 'DATABASE_REPLICA_URL',
+    flag: 'database-replica-url',
+    description: 'PostgreSQL streaming replicas for reads, comma-separated postgres:// URLs (a client still reads its own writes)',
+    default: undefined,
+  },
+  databaseReplicaMaxLag: {
+    env: 'DATABASE_REPLICA_MAX_LAG_MS',
+    flag: 'database-replica-max-lag-ms',
+    description: 'a replica further behind the primary than this, ms, serves no reads until it catches up',
+    default: '2000',
   },
   sqliteCacheMb: {
     env: 'SQLITE_CACHE_MB',
@@ -330,11 +351,12 @@ export function loadConfig(
   }
   const cacheMb = integer('sqliteCacheMb', 0, 1024 * 1024);
   const mmapMb = integer('sqliteMmapMb', 0, 1024 * 1024);
+  const replicas = parseReplicas(raw('databaseReplicaUrl'), integer('databaseReplicaMaxLag', 0, 3_600_000), parsedDatabase, problems);
   const database: DatabaseConfig | undefined =
     parsedDatabase?.dialect === 'sqlite'
       ? { ...parsedDatabase, cacheMb, mmapMb }
       : parsedDatabase?.dialect === 'postgres'
-        ? { ...parsedDatabase, poolSize, ...(pooler && pooler !== 'none' ? { pooler } : {}) }
+        ? { ...parsedDatabase, poolSize, ...(pooler && pooler !== 'none' ? { pooler } : {}), ...(replicas ? { replicas } : {}) }
         : undefined;
 
   const rateLimitPerMinute = integer('rateLimit', 0, 100_000_000);
@@ -401,6 +423,26 @@ function parseWorkers(setting: { value: string | undefined; origin: string }, pr
     return 1;
   }
   return n;
+}
+
+/** DATABASE_REPLICA_URL: postgres:// URLs, comma-separated, beside a PostgreSQL DATABASE_URL only. */
+function parseReplicas(
+  setting: { value: string | undefined; origin: string },
+  maxLagMs: number,
+  primary: DatabaseConfig | undefined,
+  problems: string[],
+): ReplicaConfig | undefined {
+  const urls = (setting.value ?? '').split(',').map((u) => u.trim()).filter((u) => u !== '');
+  if (urls.length === 0) return undefined;
+  if (primary && primary.dialect !== 'postgres') {
+    problems.push(`${setting.origin} needs a PostgreSQL ${SETTINGS.databaseUrl.env} (replicas are PostgreSQL streaming replicas)`);
+    return undefined;
+  }
+  for (const url of urls) {
+    const parsed = parseDatabaseUrl(url, setting.origin, problems);
+    if (parsed && parsed.dialect !== 'postgres') problems.push(`${setting.origin} must hold postgres:// URLs, got ${JSON.stringify(redactUrl(url))}`);
+  }
+  return { connectionStrings: urls, maxLagMs };
 }
 
 export function parseDatabaseUrl(url: string, origin: string, problems: string[]): DatabaseConfig | undefined {

@@ -30,6 +30,7 @@ export async function createEngine(
     cursorSigningKey: await loadCursorSigningKey(database),
     services: { webhookTargets: webhookTargetPolicy(config.mode, options.lookup) },
     ...(database.runSelect ? { runSelect: database.runSelect } : {}),
+    ...(database.replicas ? { replicaReads: database.replicas.sourceAfter.bind(database.replicas) } : {}),
   });
 }
 

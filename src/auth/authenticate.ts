@@ -48,7 +48,7 @@ async function authenticate(tokens: TokenService, request: FastifyRequest): Prom
       'invalid_request',
     );
   }
-  const result = await tokens.authenticate(match[1]);
+  const result = await tokens.authenticate(match[1], { readOnly: request.method === 'GET' || request.method === 'HEAD' });
   if (result === 'unknown') throw invalidToken('The access token is not valid');
   if (result === 'expired') throw invalidToken('The access token has expired; get a new one with the refresh token');
   if (result === 'revoked') throw invalidToken('The access token has been revoked');

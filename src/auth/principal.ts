@@ -22,6 +22,12 @@ export interface Principal {
    * one created or deleted (src/sandbox/faults.ts keeps its copy of the faults by it).
    */
   faultsVersion?: number;
+  /**
+   * Set on requests that only read (GET, HEAD): their reads may go to a read replica that has
+   * replayed the primary's WAL up to this position (bytes), the account's last write
+   * (src/db/replicas.ts). Absent: every read goes to the primary.
+   */
+  replicaReadsAfter?: number;
 }
 
 /** The account's "now": real time moved by the account's sandbox clock. */

@@ -154,8 +154,11 @@ export class TokenService {
       .execute();
   }
 
-  /** The principal of a Bearer access token, or why there is none. */
-  async authenticate(accessToken: string): Promise<Principal | 'unknown' | 'expired' | 'revoked'> {
+  /**
+   * The principal of a Bearer access token, or why there is none. `readOnly`: the request only
+   * reads (GET, HEAD), so its reads may go to a read replica that has the account's last write.
+   */
+  async authenticate(accessToken: string, options: { readOnly?: boolean } = {}): Promise<Principal | 'unknown' | 'expired' | 'revoked'> {
     const { traits } = this.handle;
     const [row] = await this.queries.grantByAccessToken.execute([sha256Hex(accessToken)]);
     if (!row) return 'unknown';
@@ -180,6 +183,7 @@ export class TokenService {
       clockOffsetMs: Number(row.clock_offset_ms),
       clientId: row.client_id,
       faultsVersion: Number(row.faults_version),
+      ...(options.readOnly ? { replicaReadsAfter: Number(row.wal_position ?? 0) } : {}),
     };
   }
 
@@ -267,6 +271,7 @@ function authenticationQueries(handle: DatabaseHandle) {
         .innerJoin('api_keys as k', 'k.id', 'g.api_key_id')
         .innerJoin('users as u', 'u.id', 'k.user_id')
         .innerJoin('accounts as a', 'a.id', 'u.account_id')
+        .leftJoin('account_write_positions as w', 'w.account_id', 'a.id')
         .select([
           'g.id as grant_id',
           'g.access_expires_at',
@@ -280,6 +285,7 @@ function authenticationQueries(handle: DatabaseHandle) {
           'k.client_id',
           'a.faults_version',
           'k.last_used_at',
+          'w.wal_position',
         ])
         .where('g.access_token_hash', '=', 'access token hash'),
     ),

@@ -100,6 +100,7 @@ export const KEPT_TABLES: Readonly<Record<string, string>> = {
   request_journal: 'what the caller sent (the request journal), as the delivery log is what was sent to it',
   console_sessions: 'who is signed in to the console',
   console_sign_in_links: 'one-time console sign-in links',
+  account_write_positions: 'where the account\'s last write is in the primary\'s WAL (read replicas): going back would let a later read miss a write',
   sandbox_faults: 'the faults the caller set up to test its retries, which a reset must not lift by surprise',
 };
 

@@ -8,6 +8,7 @@ import type { DatabaseConfig } from '../config.js';
 import { redactUrl, SETTINGS } from '../config.js';
 import { traitsFor, type DialectTraits } from './dialect-traits.js';
 import { migrationProvider } from './migrations/index.js';
+import { ReplicaSet } from './replicas.js';
 import { listenForNotifications, type NotificationHandlers, type NotificationListener } from './notifications.js';
 import type { Database } from './schema.js';
 
@@ -28,6 +29,11 @@ export interface DatabaseHandle {
    */
   runSelect?: <Row>(name: string, sql: string, parameters: readonly unknown[]) => Promise<Row[]> | undefined;
   /**
+   * PostgreSQL with DATABASE_REPLICA_URL: the streaming replicas that may serve the engine's reads
+   * of GET requests (src/db/replicas.ts).
+   */
+  replicas?: ReplicaSet;
+  /**
    * PostgreSQL only: hears what other processes signal on `channel` (traits.notify), on a
    * connection of its own. SQLite has no such signal; processes sharing its file poll.
    */
@@ -36,6 +42,9 @@ export interface DatabaseHandle {
   serialize?: () => Buffer;
   close(): Promise<void>;
 }
+
+/** DatabaseHandle.runSelect on PostgreSQL, where it always runs. */
+export type RunSelect = <Row>(name: string, sql: string, parameters: readonly unknown[]) => Promise<Row[]>;
 
 export interface ConnectOptions {
   /** PostgreSQL only: use (and create) this schema instead of `public`. Tests use one per app. */
@@ -100,8 +109,7 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
       await admin.end();
     }
   }
-  const pool = new pg.Pool({
-    connectionString: config.connectionString,
+  const poolOptions: pg.PoolConfig = {
     max: options.poolSize ?? config.poolSize ?? POSTGRES_DEFAULT_POOL_SIZE,
     // While PostgreSQL is down or unreachable a request waits at most this long for a connection,
     // then answers 503 (traits.isUnavailable); without it, it would wait as long as the outage.
@@ -109,7 +117,8 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     // Notice a connection whose server went away without a word (a machine lost, a network cut).
     keepAlive: true,
     ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
-  });
+  };
+  const pool = new pg.Pool({ ...poolOptions, connectionString: config.connectionString });
   // A connection that fails while idle must not crash the process; the pool drops it (and drops a
   // checked-out one that broke when it is released), so new connections are made once the server
   // is back: recovery needs no restart.
@@ -119,14 +128,46 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
   // process. The query itself fails with the error, and the pool drops the connection on release.
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(options) });
-  const onQuery = options.onQuery;
-  // Named prepared statements live on a server connection. Behind a transaction pooler (PgBouncer's
-  // pool_mode = transaction) each transaction may get another one, where a name is unknown or
-  // already taken: DATABASE_POOLER=transaction says so up front, and without it the first such
-  // error says so, and this process then uses unnamed statements (parsed per execution) for good,
-  // after running the failed read again. Reads of runSelect are never inside a transaction.
+  const traits = traitsFor('postgres');
+  const makeRunSelect = (target: pg.Pool) => directSelects(target, config, options.onQuery);
+  const runSelect = makeRunSelect(pool);
+  let replicas: ReplicaSet | undefined;
+  if (config.replicas) {
+    replicas = new ReplicaSet(config.replicas, { pool, runSelect, traits }, poolOptions, makeRunSelect);
+    await replicas.start();
+  }
+  return {
+    db,
+    traits,
+    description: `PostgreSQL ${redactUrl(config.url)}${schema ? ` (schema ${schema})` : ''}${replicas ? `, ${config.replicas!.connectionStrings.length} read replica(s)` : ''}`,
+    ...(schema !== undefined ? { schema } : {}),
+    runSelect,
+    ...(replicas ? { replicas } : {}),
+    // LISTEN is a session's: through a transaction pooler the notifications would reach whichever
+    // client holds that server connection next. Without it, webhook workers poll (WEBHOOK_POLL_MS).
+    ...(config.pooler === 'transaction' ? {} : { listen: (channel: string, handlers: NotificationHandlers) => listenForNotifications(config.connectionString, channel, handlers) }),
+    close: async () => {
+      await replicas?.close();
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * runSelect over a pg pool (the primary's, or a replica's). Named prepared statements live on a
+ * server connection. Behind a transaction pooler (PgBouncer's pool_mode = transaction) each
+ * transaction may get another one, where a name is unknown or already taken:
+ * DATABASE_POOLER=transaction says so up front, and without it the first such error says so, and
+ * this pool then uses unnamed statements (parsed per execution) for good, after running the failed
+ * read again. Reads of runSelect are never inside a transaction.
+ */
+function directSelects(
+  pool: pg.Pool,
+  config: Extract<DatabaseConfig, { dialect: 'postgres' }>,
+  onQuery: ConnectOptions['onQuery'],
+): RunSelect {
   let namedStatements = config.pooler !== 'transaction';
-  const runSelect = async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
+  return async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
     const started = onQuery ? performance.now() : 0;
     let result: pg.QueryResult | undefined;
     if (namedStatements) {
@@ -149,17 +190,6 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     result ??= await pool.query({ text, values: parameters as unknown[] });
     onQuery?.(text, performance.now() - started, parameters);
     return result.rows as Row[];
-  };
-  return {
-    db,
-    traits: traitsFor('postgres'),
-    description: `PostgreSQL ${redactUrl(config.url)}${schema ? ` (schema ${schema})` : ''}`,
-    ...(schema !== undefined ? { schema } : {}),
-    runSelect,
-    // LISTEN is a session's: through a transaction pooler the notifications would reach whichever
-    // client holds that server connection next. Without it, webhook workers poll (WEBHOOK_POLL_MS).
-    ...(config.pooler === 'transaction' ? {} : { listen: (channel: string, handlers: NotificationHandlers) => listenForNotifications(config.connectionString, channel, handlers) }),
-    close: () => db.destroy(),
   };
 }
 

@@ -22,6 +22,13 @@ export interface AccountsTable {
   updated_at: DbTimestamp;
 }
 
+/** 0015_read_replicas: the primary's WAL position after the account's last write (src/db/replicas.ts). */
+export interface AccountWritePositionsTable {
+  account_id: DbId;
+  /** Bytes from WAL position 0/0. */
+  wal_position: DbBigint;
+}
+
 export interface UsersTable {
   id: Generated<DbId>;
   account_id: DbId;
@@ -733,6 +740,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   console_sign_in_links: ConsoleSignInLinksTable;
   console_sign_in_failures: ConsoleSignInFailuresTable;
+  account_write_positions: AccountWritePositionsTable;
 
   site_counters: SiteCountersTable;
   instance_settings: InstanceSettingsTable;

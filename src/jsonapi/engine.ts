@@ -27,6 +27,11 @@ export interface EngineOptions {
   cursorSigningKey: Buffer;
   /** Runs reads straight on the driver (DatabaseHandle.runSelect). */
   runSelect?: DatabaseHandle['runSelect'];
+  /**
+   * Where reads may go instead of the primary for a principal with `replicaReadsAfter` (a read
+   * replica that has replayed that far, src/db/replicas.ts); undefined: the primary.
+   */
+  replicaReads?: (after: number) => Pick<EngineOptions, 'db'> & { runSelect: NonNullable<DatabaseHandle['runSelect']> } | undefined;
   /** Handed to writes' beforeTransaction steps (see WriteServices). */
   services: WriteServices;
 }
@@ -59,6 +64,8 @@ export interface ShowDocument {
 export class JsonApiEngine {
   readonly registry: Registry;
   private readonly executor: Executor;
+  /** One executor per read replica, made on its first use (each keeps its compiled shapes). */
+  private readonly replicaExecutors = new Map<object, Executor>();
   private readonly renderer: DocumentRenderer;
   private readonly cursors: CursorCodec;
 
@@ -67,6 +74,22 @@ export class JsonApiEngine {
     this.cursors = new CursorCodec(options.cursorSigningKey);
     this.executor = new Executor(options.db, options.traits, options.runSelect);
     this.renderer = new DocumentRenderer(options.publicUrl, options.traits);
+  }
+
+  /**
+   * The executor of a principal's reads: a read replica's when the request only reads and a
+   * replica has the account's last write, the primary's otherwise (and for every write).
+   */
+  private readerFor(principal: Principal): Executor {
+    const after = principal.replicaReadsAfter;
+    const source = after === undefined ? undefined : this.options.replicaReads?.(after);
+    if (!source) return this.executor;
+    let executor = this.replicaExecutors.get(source);
+    if (!executor) {
+      executor = new Executor(source.db, this.options.traits, source.runSelect);
+      this.replicaExecutors.set(source, executor);
+    }
+    return executor;
   }
 
   /** How often queries were compiled and how often a compiled shape was reused (query-shapes.ts). */
@@ -78,11 +101,11 @@ export class JsonApiEngine {
   async list(resource: ResourceDefinition, rawQuery: string, principal: Principal): Promise<ListDocument> {
     const query = parseQueryString(rawQuery);
     const plan = planList(resource, query, this.planOptions(principal));
-    return this.listDocument(resource, query, plan, `${this.options.publicUrl}/v1/${resourcePath(resource)}`);
+    return this.listDocument(this.readerFor(principal), resource, query, plan, `${this.options.publicUrl}/v1/${resourcePath(resource)}`);
   }
 
-  private async listDocument(resource: ResourceDefinition, query: ParsedQuery, plan: ListPlan, base: string): Promise<ListDocument> {
-    const result = await this.executor.list(plan);
+  private async listDocument(executor: Executor, resource: ResourceDefinition, query: ParsedQuery, plan: ListPlan, base: string): Promise<ListDocument> {
+    const result = await executor.list(plan);
     const fields = plan.fields.get(resource.type);
     const data = result.rows.map((row) => this.renderer.resourceObject(resource, row, fields));
     let doc: ListDocument;
@@ -115,7 +138,7 @@ export class JsonApiEngine {
     const query = parseQueryString(rawQuery);
     const plan = planShow(resource, query, this.planOptions(principal));
     const id = parseIdValue(rawId);
-    const result = id === undefined ? undefined : await this.executor.show(plan, id);
+    const result = id === undefined ? undefined : await this.readerFor(principal).show(plan, id);
     const row = result?.rows[0];
     if (!result || !row) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
     const data = this.renderer.resourceObject(resource, row, plan.fields.get(resource.type));
@@ -132,6 +155,7 @@ export class JsonApiEngine {
   async related(resource: ResourceDefinition, rawId: string, name: string, rawQuery: string, principal: Principal): Promise<ListDocument> {
     const relationship = resource.relationships[name];
     if (!relationship) throw notFound(`${resource.type} has no relationship ${name}`);
+    const executor = this.readerFor(principal);
     const parentPlan = planShow(resource, parseQueryString(''), this.planOptions(principal));
     const id = parseIdValue(rawId);
     const target = this.registry.get(relationship.type);
@@ -140,19 +164,19 @@ export class JsonApiEngine {
     if (relationship.kind === 'to-many') {
       // The target holds the parent's id: the list query itself selects by it, so a parent with
       // very many related records (a hook's deliveries) costs one page, not a list of every id.
-      const parent = id === undefined ? undefined : await this.executor.show(parentPlan, id);
+      const parent = id === undefined ? undefined : await executor.show(parentPlan, id);
       if (!parent?.rows[0] || id === undefined) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
       const ctx = { traits: this.options.traits, now: this.now(principal), table: target.table };
       const key = `${target.table}.${relationship.foreignKey}`;
       const where = relationship.where;
       const within = (eb: AnyEB) => (where ? eb.and([eb(key, '=', id), where(eb, ctx)]) : eb(key, '=', id));
       const plan = planList(target, query, { ...this.planOptions(principal), within });
-      return this.listDocument(target, query, plan, base);
+      return this.listDocument(executor, target, query, plan, base);
     }
-    const ids = id === undefined ? undefined : await this.executor.relationshipIds(parentPlan, id, name);
+    const ids = id === undefined ? undefined : await executor.relationshipIds(parentPlan, id, name);
     if (!ids) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
     const plan = planList(target, query, { ...this.planOptions(principal), onlyIds: ids.map(Number) });
-    return this.listDocument(target, query, plan, base);
+    return this.listDocument(executor, target, query, plan, base);
   }
 
   /** `GET /v1/<type>/<id>/relationships/<name>`: the linkage of one relationship. */
@@ -174,7 +198,7 @@ export class JsonApiEngine {
       throw forbidden(`Reading ${target.type} needs the ${target.readPermission} permission, which this API key does not have`);
     }
     const id = parseIdValue(rawId);
-    const ids = id === undefined ? undefined : await this.executor.relationshipIds(plan, id, name);
+    const ids = id === undefined ? undefined : await this.readerFor(principal).relationshipIds(plan, id, name);
     if (!ids) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
     const self = `${this.renderer.resourceUrl(resource, String(id))}/relationships/${name}`;
     const toOne = relationship.kind === 'to-one' || relationship.kind === 'has-one';

@@ -21,6 +21,7 @@ import type { DatabaseHandle } from '../db/connect.js';
 export interface ClaimedDelivery {
   id: number;
   siteId: number;
+  accountId: number;
   hookId: number;
   event: string;
   webhookId: string;
@@ -128,8 +129,8 @@ export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptio
     });
     if (full.length > 0) heldBack = true;
     if (due.length === 0) return [];
-    const offsetOfSite = await clockOffsetsOfSites(trx, [...new Set(due.map((d) => Number(d.site_id)))]);
-    const offsetOf = (d: { site_id: unknown }) => offsetOfSite.get(Number(d.site_id)) ?? 0;
+    const accountOfSite = await accountsOfSites(trx, [...new Set(due.map((d) => Number(d.site_id)))]);
+    const offsetOf = (d: { site_id: unknown }) => accountOfSite.get(Number(d.site_id))?.clockOffsetMs ?? 0;
     /** Writes `change` to the deliveries, each stamped updated_at with its account's time (one statement per distinct offset). */
     const updateStamped = async (rows: typeof due, change: (at: string) => Record<string, unknown>) => {
       for (const offset of new Set(rows.map(offsetOf))) {
@@ -168,6 +169,7 @@ export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptio
       return {
         id: Number(d.id),
         siteId: Number(d.site_id),
+        accountId: accountOfSite.get(Number(d.site_id))?.accountId ?? 0,
         hookId: Number(d.hook_id),
         event: d.event,
         webhookId: d.webhook_id,
@@ -185,15 +187,15 @@ export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptio
   return { claimed, heldBack };
 }
 
-/** The clock offset of each site's account, ms (one query). */
-async function clockOffsetsOfSites(db: DatabaseHandle['db'], siteIds: number[]): Promise<Map<number, number>> {
+/** Each site's account and its clock offset, ms (one query). */
+async function accountsOfSites(db: DatabaseHandle['db'], siteIds: number[]): Promise<Map<number, { accountId: number; clockOffsetMs: number }>> {
   const rows = await db
     .selectFrom('sites')
     .innerJoin('accounts', 'accounts.id', 'sites.account_id')
-    .select(['sites.id as site_id', 'accounts.clock_offset_ms'])
+    .select(['sites.id as site_id', 'accounts.id as account_id', 'accounts.clock_offset_ms'])
     .where('sites.id', 'in', siteIds)
     .execute();
-  return new Map(rows.map((r) => [Number(r.site_id), Number(r.clock_offset_ms)]));
+  return new Map(rows.map((r) => [Number(r.site_id), { accountId: Number(r.account_id), clockOffsetMs: Number(r.clock_offset_ms) }]));
 }
 
 function signingSecrets(

@@ -263,6 +263,10 @@ export class DeliveryWorker {
   }
 
   private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
+    // With read replicas, a receiver that reads the record an event names must find it: its
+    // account's reads wait for a replica past the primary's position now (src/db/replicas.ts).
+    // The request that queued the event records that too, but its answer may still be on the way.
+    await this.options.handle.replicas?.recordWrite(delivery.accountId).catch((error: unknown) => this.options.log.warn({ err: error }, 'the write position for read replicas was not recorded before a webhook attempt'));
     const startedAt = this.options.now();
     const result = await this.post(delivery, signal);
     const outcome = await this.record({ claim: delivery, attempt: { startedAt, result, now: this.options.now(), ...(this.options.random ? { random: this.options.random } : {}) } });
