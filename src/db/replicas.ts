@@ -190,19 +190,20 @@ export class ReplicaSet {
 
   /**
    * Records that the account may just have written: its next reads wait for a replica that has
-   * replayed past the primary's current WAL position. One statement of its own transaction, which
-   * commits without waiting for its WAL flush (it is bookkeeping: losing it in a crash loses nothing
-   * a restarted primary would still have to show). The insert position covers every commit that
-   * has returned, whatever synchronous_commit they ran with.
+   * replayed past the primary's current WAL position. One statement, which commits without waiting
+   * for its WAL flush (set_config(..., true) lasts until the statement's own commit): it is
+   * bookkeeping, and a crash that loses it also restarts the primary the replicas follow. The
+   * insert position covers every commit that has returned, whatever synchronous_commit they ran
+   * with. (No explicit BEGIN: a multi-statement string that failed half-way would leave its
+   * connection inside an aborted transaction.)
    */
   async recordWrite(accountId: number): Promise<void> {
-    if (!Number.isSafeInteger(accountId)) throw new Error(`invalid account id ${accountId}`);
     await this.primary.pool.query(
-      `begin; set local synchronous_commit = off;
+      `with unsynchronized as (select set_config('synchronous_commit', 'off', true))
        insert into account_write_positions (account_id, wal_position)
-       values (${accountId}, pg_current_wal_insert_lsn() - '0/0')
-       on conflict (account_id) do update set wal_position = greatest(account_write_positions.wal_position, excluded.wal_position);
-       commit`,
+       select $1, pg_current_wal_insert_lsn() - '0/0' from unsynchronized
+       on conflict (account_id) do update set wal_position = greatest(account_write_positions.wal_position, excluded.wal_position)`,
+      [accountId],
     );
   }
 
