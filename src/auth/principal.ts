@@ -30,6 +30,16 @@ export interface Principal {
   replicaReadsAfter?: number;
 }
 
+/**
+ * The principal with every read on the primary: for reads of what this process has just written
+ * outside the request's own writes (the request journal's buffer), which no write position covers.
+ */
+export function readingFromPrimary(principal: Principal): Principal {
+  if (principal.replicaReadsAfter === undefined) return principal;
+  const { replicaReadsAfter: _, ...rest } = principal;
+  return rest;
+}
+
 /** The account's "now": real time moved by the account's sandbox clock. */
 export function accountNow(realNow: Date, principal: Pick<Principal, 'clockOffsetMs'>): Date {
   return !principal.clockOffsetMs ? realNow : new Date(realNow.getTime() + principal.clockOffsetMs);

@@ -2,6 +2,7 @@
 // RequestJournal writes (request-journal.ts), served by the engine as the `requests` resource of
 // the key's account, newest first, with the API's paging, sorting and sparse fieldsets.
 import { principalOf } from '../auth/authenticate.js';
+import { readingFromPrimary } from '../auth/principal.js';
 import { escapeLike } from '../db/dialect-traits.js';
 import { invalidParameter } from '../jsonapi/errors.js';
 import { JSONAPI_MEDIA_TYPE } from '../jsonapi/http.js';
@@ -74,13 +75,14 @@ export const journalPart: SandboxPart = (services) => {
     // An app built on a registry without the sandbox's resources (the engine's own tests) serves none.
     if (!engine.registry.find(journalEntries.type)) return;
     app.get('/requests', { schema: { ...listRouteSchema(engine.registry, journalEntries), summary: 'List the request journal' } }, async (request, reply) => {
-      // This process's latest requests are in its buffer until the next batch: write them first.
+      // This process's latest requests are in its buffer until the next batch: write them first,
+      // and read them where they were written (a read replica may not have them yet).
       await services.journal.flush();
-      return reply.type(JSONAPI_MEDIA_TYPE).send(await engine.list(journalEntries, rawQueryOf(request), principalOf(request)));
+      return reply.type(JSONAPI_MEDIA_TYPE).send(await engine.list(journalEntries, rawQueryOf(request), readingFromPrimary(principalOf(request))));
     });
     app.get<{ Params: { id: string } }>('/requests/:id', { schema: { ...showRouteSchema(engine.registry, journalEntries), summary: 'Show a journaled request' } }, async (request, reply) => {
       await services.journal.flush();
-      return reply.type(JSONAPI_MEDIA_TYPE).send(await engine.show(journalEntries, request.params.id, rawQueryOf(request), principalOf(request)));
+      return reply.type(JSONAPI_MEDIA_TYPE).send(await engine.show(journalEntries, request.params.id, rawQueryOf(request), readingFromPrimary(principalOf(request))));
     });
   };
 };
