@@ -176,6 +176,22 @@ export function balancerSection(result: BalancerResult, heading: string, command
         `| ${r.configuration.label} | ${Math.round(r.rps).toLocaleString('en-US')} | ${(r.rps / base.rps).toFixed(2)}× | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.requests.toLocaleString('en-US')} |`,
     ),
     '',
+    ...whatItSays(result, base),
+    '',
   ];
   return lines;
+}
+
+/** What the ratios say, and do not say, for a machine with cores to spare. */
+function whatItSays(result: BalancerResult, base: BalancerRow): string[] {
+  const most = result.rows.reduce((a, b) => (b.configuration.processes > a.configuration.processes ? b : a));
+  const cores = os.cpus().length;
+  return [
+    `What this says: ${most.configuration.processes} processes gave ${(most.rps / base.rps).toFixed(2)}× the reads of one. Here the ${cores} cores are ` +
+      'shared by the load generator, HAProxy, PgBouncer, PostgreSQL and every process (and whatever else runs: see the load average), so a ' +
+      'second or third process adds no core, only competition for the same ones; the ratio is the cost of HAProxy and of more processes, not ' +
+      'their gain. Where each process has a core of its own and PostgreSQL has its own, reads are expected to grow with the processes as ' +
+      '`--workers` did on a 16-core machine (12.3× from 1 to 12 workers on SQLite), until PostgreSQL is the limit: a page of contacts costs ' +
+      'PostgreSQL about as much CPU as sitebiz (docs/scaling.md, Measured capacity), so plan PostgreSQL cores along with the processes.',
+  ];
 }

@@ -99,7 +99,7 @@ function spliceSection(text: string, heading: string, lines: string[], before?: 
     return `${text.slice(0, at + 1)}${section}${next < 0 ? '' : text.slice(next)}`;
   }
   const beforeAt = before ? text.indexOf(`\n${before}\n`) : -1;
-  if (beforeAt >= 0) return `${text.slice(0, beforeAt + 1)}${section}\n${text.slice(beforeAt)}`;
+  if (beforeAt >= 0) return `${text.slice(0, beforeAt + 1)}${section}${text.slice(beforeAt)}`;
   return `${text.trimEnd()}\n\n${section}`;
 }
 
