@@ -25,7 +25,9 @@ export const USAGE = `Usage: npm run bench -- [options]
   --seed <n>                sitebiz seed --seed (default 1)
   --workers <n|auto>        sitebiz serve --workers (default: serve's own)
   --load-generator <name>   wrk or autocannon (default wrk when installed)
-  --suites <list>           any of scale, webhooks, sandbox and startup (default scale,webhooks,sandbox)
+  --suites <list>           any of scale, webhooks, sandbox, startup and balancer (default
+                            scale,webhooks,sandbox); balancer: 1, 2 and 3 processes behind HAProxy
+                            on PostgreSQL through PgBouncer, at the smallest of --sizes
   --startup-runs <n>        launches per start-up figure; the median is reported (default 5)
   --startup-compare <dir>   also time another checkout (with its node_modules), e.g. the commit before
                             a change, alternating launches with this one
@@ -37,11 +39,12 @@ export const USAGE = `Usage: npm run bench -- [options]
                             (default 100000; the demo account is measured as well)
   --time-limit <min>        stop everything after this many minutes (default 58)
   --quick                   a smoke run: sizes 1000,10000 and short durations
-  --write                   rewrite the results file (bench/RESULTS.md) with every table
+  --write                   rewrite the results file (bench/RESULTS.md) with every table; startup or
+                            balancer alone replace only their own section
   --results <file>          the results file --write rewrites (default bench/RESULTS.md)
   --help`;
 
-const SUITES = ['scale', 'webhooks', 'sandbox', 'startup'] as const;
+const SUITES = ['scale', 'webhooks', 'sandbox', 'startup', 'balancer'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface Options {

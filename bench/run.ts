@@ -12,7 +12,8 @@
 // (issue 9; bench/webhook-delivery.ts); then, per database, the sandbox's reset and snapshots: the
 // demo account's reset (target under 1 s) and an account of --sandbox-contacts contacts seeded,
 // reset, saved, restored (bench/snapshots.ts); and the start-up suite, only when asked for: how
-// long commands take from launch (bench/startup.ts). `--suites` picks any of the four.
+// long commands take from launch (bench/startup.ts); and the balancer suite, only when asked for:
+// 1, 2 and 3 processes behind HAProxy on PostgreSQL (bench/balancer.ts). `--suites` picks any.
 // Then the report (bench/report.ts) on stdout, and with --write in bench/RESULTS.md.
 // Everything is on 127.0.0.1. Any non-2xx answer fails the run with the request and the answer.
 // Children, temp files and the run's PostgreSQL databases are removed on success, error, the
@@ -20,6 +21,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import { balancerSection, measureBalancer, type BalancerResult } from './balancer.js';
 import { measureBulkSync } from './bulk-sync.js';
 import { detectSeedTool, prepareDataset, type Dataset, type DatasetOptions } from './datasets.js';
 import { measureFlatCost, shapesFor } from './flat-cost.js';
@@ -82,6 +84,25 @@ async function measureDataset(dataset: Dataset, options: Options, workDir: strin
   }
 }
 
+const START_UP = '## Start-up';
+const BALANCER = '## Several processes behind HAProxy';
+
+/**
+ * `text` with the section under `heading` (up to the next `## `) replaced by `lines`; a new
+ * section goes before `before` when that heading exists, else at the end.
+ */
+function spliceSection(text: string, heading: string, lines: string[], before?: string): string {
+  const section = lines.join('\n');
+  const at = text.indexOf(`\n${heading}\n`);
+  if (at >= 0) {
+    const next = text.indexOf('\n## ', at + 1);
+    return `${text.slice(0, at + 1)}${section}${next < 0 ? '' : text.slice(next)}`;
+  }
+  const beforeAt = before ? text.indexOf(`\n${before}\n`) : -1;
+  if (beforeAt >= 0) return `${text.slice(0, beforeAt + 1)}${section}${text.slice(beforeAt)}`;
+  return `${text.trimEnd()}\n\n${section}`;
+}
+
 async function main(options: Options, command: string): Promise<number> {
   const startedAt = new Date();
   const loadAtStart = os.loadavg();
@@ -133,18 +154,32 @@ async function main(options: Options, command: string): Promise<number> {
     const trees = [{ label: 'this checkout', dir: ROOT }, ...(options.startupCompare ? [{ label: 'compared', dir: options.startupCompare }] : [])];
     startup = await measureStartup(trees, options.startupRuns);
   }
-  if (startup && options.suites.length === 1) {
-    // The start-up figures alone: printed, and with --write put in their own section of the
-    // results file, leaving the other sections as they are.
-    const section = [`## Start-up`, '', `\`${command}\`, ${new Date().toISOString()}, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end.`, '', ...startupSection(startup), ''];
-    console.log(`\n${section.join('\n')}`);
+  let balancer: BalancerResult | undefined;
+  if (options.suites.includes('balancer')) {
+    const dataset = await prepareDataset(datasetOptions, 'postgres', options.sizes[0]!);
+    console.log(`postgres, ${dataset.contacts.toLocaleString('en-US')} contacts: processes behind HAProxy`);
+    balancer = await measureBalancer(dataset, {
+      generator: options.generator,
+      connections: options.connections,
+      seconds: options.duration,
+      rounds: options.rounds,
+      warmupSeconds: options.warmup,
+    });
+  }
+  const startupLines = startup
+    ? [START_UP, '', `\`${command}\`, ${new Date().toISOString()}, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end.`, '', ...startupSection(startup), '']
+    : [];
+  const balancerLines = balancer ? balancerSection(balancer, BALANCER, command) : [];
+  if ((startup || balancer) && options.suites.every((suite) => suite === 'startup' || suite === 'balancer')) {
+    // These figures alone: printed, and with --write put in their own sections of the results
+    // file, leaving the other sections as they are.
+    console.log(`\n${[...balancerLines, ...startupLines].join('\n')}`);
     if (options.write) {
-      const current = readFileSync(options.resultsFile, 'utf8');
-      const at = current.indexOf('\n## Start-up\n');
-      const next = at < 0 ? -1 : current.indexOf('\n## ', at + 1);
-      const updated = at < 0 ? `${current.trimEnd()}\n\n${section.join('\n')}` : `${current.slice(0, at + 1)}${section.join('\n')}${next < 0 ? '' : current.slice(next)}`;
-      writeFileSync(options.resultsFile, updated);
-      console.log(`\nwrote the start-up section of ${options.resultsFile}`);
+      let current = readFileSync(options.resultsFile, 'utf8');
+      if (balancer) current = spliceSection(current, BALANCER, balancerLines, START_UP);
+      if (startup) current = spliceSection(current, START_UP, startupLines);
+      writeFileSync(options.resultsFile, current);
+      console.log(`\nwrote the ${options.suites.join(' and ')} section of ${options.resultsFile}`);
     }
     return 0;
   }
@@ -158,7 +193,8 @@ async function main(options: Options, command: string): Promise<number> {
       loadAtStart,
       loadAtEnd: os.loadavg(),
     }),
-    ...(startup ? ['', '## Start-up', '', ...startupSection(startup), ''] : []),
+    ...(balancer ? ['', ...balancerLines] : []),
+    ...(startup ? ['', START_UP, '', ...startupSection(startup), ''] : []),
   ].join('\n');
   console.log(`\n${report}`);
   const problems = results.flatMap((r) => r.bulk.problems.map((p) => `${r.dataset.kind}, ${r.dataset.contacts} contacts: ${p}`));

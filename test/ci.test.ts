@@ -28,6 +28,16 @@ describe('CI and the Node versions the README names', () => {
     assert.match(commands[install]!, /^\[ -x "\$\{CHROMIUM_PATH:-\/usr\/bin\/chromium\}" \] \|\| /, 'only when the Chromium the tests use is missing');
   });
 
+  it('.ci/run installs PgBouncer and HAProxy when missing, before the tests (the pooler and load-balancer suites fail without them in CI)', () => {
+    const commands = read('.ci/run').split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#'));
+    const tests = commands.findIndex((line) => / npm test$/.test(line));
+    for (const [tool, variable, path] of [['pgbouncer', 'PGBOUNCER_PATH', '/usr/sbin/pgbouncer'], ['haproxy', 'HAPROXY_PATH', '/usr/sbin/haproxy']]) {
+      const install = commands.findIndex((line) => line.includes(`apt-get install -y ${tool})`));
+      assert.ok(install >= 0 && install < tests, `apt-get install -y ${tool} comes before npm test`);
+      assert.ok(commands[install]!.startsWith(`[ -x "\${${variable}:-${path}}" ] || `), `only when the ${tool} the tests use is missing`);
+    }
+  });
+
   it('.ci/node24-tests takes node@24 from the registry and builds the native module against its headers', () => {
     const script = read('.ci/node24-tests');
     assert.match(script, /npm install --prefix \S+ .*"node@\$node24_version"/);

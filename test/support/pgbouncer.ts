@@ -29,13 +29,14 @@ export class PgBouncer {
   private constructor(
     private readonly child: ChildProcess,
     private readonly dir: string,
-    /** TEST_DATABASE_URL through the pooler: the same user and database name, PgBouncer's port. */
+    /** The server's URL through the pooler: the same user and database name, PgBouncer's port. */
     readonly url: string,
   ) {}
 
-  static async start(poolMode: PoolMode): Promise<PgBouncer> {
+  /** `serverUrl`: the PostgreSQL server to pool (default TEST_DATABASE_URL's; the bench passes its own). */
+  static async start(poolMode: PoolMode, serverUrl = process.env.TEST_DATABASE_URL!): Promise<PgBouncer> {
     accessSync(PGBOUNCER_PATH, constants.X_OK);
-    const server = new URL(process.env.TEST_DATABASE_URL!);
+    const server = new URL(serverUrl);
     const dir = mkdtempSync(join(tmpdir(), 'sitebiz-pgbouncer-'));
     chmodSync(dir, 0o777);
     const port = await freePort();

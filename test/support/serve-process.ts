@@ -180,13 +180,15 @@ export interface RequestOptions {
   onSent?: () => void;
   /** Send through this agent (a keep-alive one) instead of a connection of the request's own. */
   agent?: http.Agent;
+  /** More request headers (a console session's cookie). */
+  headers?: Record<string, string>;
 }
 
 /**
  * One request on a connection of its own (the cluster hands out connections, not requests, so
  * keep-alive would pin every request to one worker).
  */
-export function request(port: number, options: RequestOptions): Promise<{ status: number; body: string }> {
+export function request(port: number, options: RequestOptions): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   const body = options.form ? new URLSearchParams(options.form).toString() : options.json !== undefined ? JSON.stringify(options.json) : undefined;
   const contentType = options.form ? 'application/x-www-form-urlencoded' : 'application/vnd.api+json';
   return new Promise((resolve, reject) => {
@@ -201,12 +203,13 @@ export function request(port: number, options: RequestOptions): Promise<{ status
           'x-request-id': options.requestId,
           ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
           ...(body ? { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } : {}),
+          ...options.headers,
         },
       },
       (res) => {
         let text = '';
         res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
       },
     );
     req.on('error', reject);
