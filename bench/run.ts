@@ -21,14 +21,15 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { balancerSection, measureBalancer, type BalancerResult } from './balancer.js';
+import { balancerSection, DEFAULT_BALANCER_CONFIGURATIONS, measureBalancer, type BalancerResult } from './balancer.js';
+import { REPLICA_PROGRAMS, StreamingReplica } from '../test/support/replica.js';
 import { measureBulkSync } from './bulk-sync.js';
 import { detectSeedTool, prepareDataset, type Dataset, type DatasetOptions } from './datasets.js';
 import { measureFlatCost, shapesFor } from './flat-cost.js';
 import { measureFloor } from './floor.js';
 import { MemorySampler } from './memory.js';
 import { parseOptions, USAGE, UsageError, type Options } from './options.js';
-import { cleanup, registerTempDir, ROOT, stopChild } from './processes.js';
+import { cleanup, registerTempDir, registerUndo, ROOT, stopChild } from './processes.js';
 import { renderReport, type DatasetResult, type SandboxResult, type WebhookResult } from './report.js';
 import { learnSiteFacts } from './site-facts.js';
 import { createWriteSite, startServer } from './sitebiz-server.js';
@@ -156,14 +157,26 @@ async function main(options: Options, command: string): Promise<number> {
   }
   let balancer: BalancerResult | undefined;
   if (options.suites.includes('balancer')) {
-    const dataset = await prepareDataset(datasetOptions, 'postgres', options.sizes[0]!);
-    console.log(`postgres, ${dataset.contacts.toLocaleString('en-US')} contacts: processes behind HAProxy`);
+    // With PostgreSQL's server programs at hand, the data goes on a primary of the bench's own with
+    // a streaming replica (test/support/replica.ts), and every configuration runs again with the
+    // replica serving reads (DATABASE_REPLICA_URL).
+    const pair = REPLICA_PROGRAMS ? await StreamingReplica.start() : undefined;
+    // Undone last (steps run in reverse), after the dataset's database on it is dropped.
+    if (pair) registerUndo('stop the primary and replica of the balancer suite', () => pair.close());
+    else console.log('no PostgreSQL server programs (initdb, pg_basebackup): the balancer suite runs without a replica');
+    const dataset = await prepareDataset(pair ? { ...datasetOptions, keepDir: undefined, postgresAdminUrl: pair.primaryUrl('postgres') } : datasetOptions, 'postgres', options.sizes[0]!);
+    console.log(`postgres, ${dataset.contacts.toLocaleString('en-US')} contacts: processes behind HAProxy${pair ? ', without and with a read replica' : ''}`);
+    const replicaUrl = pair?.replicaUrl(new URL(dataset.url).pathname.slice(1));
     balancer = await measureBalancer(dataset, {
       generator: options.generator,
       connections: options.connections,
       seconds: options.duration,
       rounds: options.rounds,
       warmupSeconds: options.warmup,
+      configurations: [
+        ...DEFAULT_BALANCER_CONFIGURATIONS,
+        ...(replicaUrl ? DEFAULT_BALANCER_CONFIGURATIONS.map((c) => ({ ...c, label: `${c.label}, replica`, env: { DATABASE_REPLICA_URL: replicaUrl } })) : []),
+      ],
     });
   }
   const startupLines = startup

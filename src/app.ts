@@ -1,4 +1,5 @@
 // buildApp(config) assembles the server without listening; tests drive it with app.inject().
+import { healthRoute, type Lifecycle } from './observability/health.js';
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -42,6 +43,8 @@ declare module 'fastify' {
     tokens: TokenService;
     /** The webhook delivery worker (src/webhooks/delivery-worker.ts). */
     webhooks: DeliveryWorker;
+    /** Whether a shutdown is draining this process (GET /health, src/server.ts). */
+    lifecycle: Lifecycle;
   }
 }
 
@@ -97,6 +100,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: false,
+    // Behind the load balancers of TRUST_PROXY, request.ip (what per-address limits count) is the
+    // client's, from X-Forwarded-For; from any other peer the header is ignored.
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -141,13 +147,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('clientKey', null);
   // Once the app is closing, every answer ends its connection: a kept-alive connection would
   // otherwise hold the shutdown until its keep-alive timeout.
+  // So does every answer while a shutdown drains the process (SHUTDOWN_DRAIN_MS): its clients
+  // come back through the balancer, to another process.
   let closing = false;
+  const lifecycle: Lifecycle = { draining: false };
+  app.decorate('lifecycle', lifecycle);
   app.addHook('preClose', async () => {
     closing = true;
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    if (closing) reply.header('connection', 'close');
+    if (closing || lifecycle.draining) reply.header('connection', 'close');
   });
   const replicas = database.replicas;
   if (replicas) {
@@ -240,6 +250,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     { prefix: '/v1' },
   );
+  await app.register(healthRoute(lifecycle));
   // The console (docs/console.md): HTML pages for people, in a scope of its own (headers,
   // cookies, form bodies, errors as pages), on the same engine. An app of other resources (the
   // engine's own tests serve fixtures) has none.

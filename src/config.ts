@@ -1,5 +1,6 @@
 // Configuration: read once from environment variables and CLI flags (flags win), validated as a
 // whole so that a bad start names every wrong value at once.
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 
 export type DatabaseConfig =
@@ -59,12 +60,20 @@ export interface Config {
   authFailuresPerMinute: number;
   /** Where processes share their rate-limit counts; undefined: each process counts alone. */
   redisUrl: string | undefined;
+  /**
+   * The load balancers in front (addresses, CIDR ranges, or proxy-addr's names loopback,
+   * linklocal, uniquelocal): a request arriving from one of them has its client's address taken
+   * from X-Forwarded-For. Empty: none, every request's address is its connection's.
+   */
+  trustProxy: string[];
   /** Deadline for receiving a whole request (headers and body), in ms; then 408. */
   requestTimeoutMs: number;
   /** A connection with a request open and no byte moving either way for this long is closed, in ms. */
   idleTimeoutMs: number;
   /** `serve`: how long SIGTERM/SIGINT waits for requests in flight before exiting anyway, in ms. */
   shutdownTimeoutMs: number;
+  /** `serve`: after SIGTERM/SIGINT, how long GET /health answers 503 while everything is still served, in ms. */
+  shutdownDrainMs: number;
   /**
    * `sandbox` (the default): a newcomer's installation, with the demo account made on an empty
    * database (and, later, local webhook receivers and the sandbox tools); `production`: none of that.
@@ -205,6 +214,12 @@ export const SETTINGS = {
     description: 'redis://host:port/db: every process shares the rate-limit counts there (default: each process counts alone)',
     default: undefined,
   },
+  trustProxy: {
+    env: 'TRUST_PROXY',
+    flag: 'trust-proxy',
+    description: 'load balancers in front, comma-separated addresses or CIDR ranges: their X-Forwarded-For gives the client address that per-address limits count',
+    default: undefined,
+  },
   requestTimeout: {
     env: 'REQUEST_TIMEOUT_MS',
     flag: 'request-timeout-ms',
@@ -222,6 +237,12 @@ export const SETTINGS = {
     flag: 'shutdown-timeout-ms',
     description: 'serve: how long SIGTERM/SIGINT waits for requests in flight before exiting anyway, ms',
     default: '10000',
+  },
+  shutdownDrain: {
+    env: 'SHUTDOWN_DRAIN_MS',
+    flag: 'shutdown-drain-ms',
+    description: 'serve: after SIGTERM/SIGINT, keep serving this long while GET /health answers 503, so a load balancer takes the process out first; ms',
+    default: '0',
   },
   mode: {
     env: 'MODE',
@@ -365,9 +386,11 @@ export function loadConfig(
   if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
     problems.push(`${raw('redisUrl').origin} must be a redis:// or rediss:// URL, got ${JSON.stringify(redactUrl(redisUrl))}`);
   }
+  const trustProxy = parseTrustedProxies(raw('trustProxy'), problems);
   const requestTimeoutMs = integer('requestTimeout', 100, 3_600_000);
   const idleTimeoutMs = integer('idleTimeout', 100, 3_600_000);
   const shutdownTimeoutMs = integer('shutdownTimeout', 100, 3_600_000);
+  const shutdownDrainMs = integer('shutdownDrain', 0, 600_000);
 
   const modeRaw = (raw('mode').value ?? '').trim().toLowerCase();
   const mode = MODES.find((m) => m === modeRaw);
@@ -399,9 +422,11 @@ export function loadConfig(
     rateLimitPerMinute,
     authFailuresPerMinute,
     redisUrl,
+    trustProxy,
     requestTimeoutMs,
     idleTimeoutMs,
     shutdownTimeoutMs,
+    shutdownDrainMs,
     mode,
     webhookTimeoutMs,
     webhookConcurrency,
@@ -423,6 +448,25 @@ function parseWorkers(setting: { value: string | undefined; origin: string }, pr
     return 1;
   }
   return n;
+}
+
+/** proxy-addr's names for ranges (what Fastify's trustProxy accepts besides addresses and CIDRs). */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** TRUST_PROXY: IPv4 or IPv6 addresses, CIDR ranges of them, or PROXY_RANGE_NAMES, comma-separated. */
+function parseTrustedProxies(setting: { value: string | undefined; origin: string }, problems: string[]): string[] {
+  const entries = (setting.value ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+  for (const entry of entries) {
+    if (PROXY_RANGE_NAMES.has(entry)) continue;
+    const [address = '', prefix, extra] = entry.split('/');
+    const version = isIP(address);
+    const maxPrefix = version === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= maxPrefix);
+    if (version === 0 || !prefixOk || extra !== undefined) {
+      problems.push(`${setting.origin} must list addresses or CIDR ranges (or loopback, linklocal, uniquelocal), got ${JSON.stringify(entry)}`);
+    }
+  }
+  return entries;
 }
 
 /** DATABASE_REPLICA_URL: postgres:// URLs, comma-separated, beside a PostgreSQL DATABASE_URL only. */

@@ -71,7 +71,7 @@ async function serveInThisProcess(config: Config, options: ServeOptions): Promis
   // The signal handlers go in before the banner: whoever reads "serving" may signal at once.
   const signal = shutdownSignal();
   announce(config, prepared, options);
-  await closeGracefully(app, await signal, config.shutdownTimeoutMs);
+  await closeGracefully(app, await signal, config);
 }
 
 /**
@@ -86,7 +86,7 @@ async function superviseWorkers(config: Config, options: ServeOptions): Promise<
   await prepared.database.close();
 
   const log = pino({ level: config.logLevel }).child({ role: 'primary' });
-  const supervisor = new WorkerSupervisor({ workers: config.workers, log, stopGraceMs: config.shutdownTimeoutMs });
+  const supervisor = new WorkerSupervisor({ workers: config.workers, log, stopGraceMs: config.shutdownDrainMs + config.shutdownTimeoutMs });
   // Installed before the workers start, so that a signal during the start stops them too.
   const signal = shutdownSignal();
   await supervisor.start();
@@ -104,7 +104,7 @@ async function serveAsWorker(config: Config): Promise<void> {
   const { buildApp } = await import('./app.js');
   const app = await buildApp({ config });
   await app.listen({ port: config.port, host: config.host });
-  await closeGracefully(app, await signal, config.shutdownTimeoutMs);
+  await closeGracefully(app, await signal, config);
   // Leaving the cluster closes the channel to the primary, the last thing keeping this process up.
   cluster.worker?.disconnect();
 }
@@ -189,10 +189,22 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
 }
 
 /**
- * Takes in what has already reached this process, answers every request, then closes the database.
- * Exits with 1 if requests are still running when the deadline passes.
+ * Drains (SHUTDOWN_DRAIN_MS: serving on while GET /health says 503, until the load balancer has
+ * taken the process out), takes in what has already reached this process, answers every request,
+ * then closes the database. Exits with 1 if requests are still running when the deadline passes.
+ *
+ * Behind a balancer the drain is what makes a restart lose nothing: once the listener closes,
+ * a connection the balancer opened a moment before is reset by the kernel, or closed unread as
+ * idle, after the balancer has sent it a request; the balancer cannot safely send that request
+ * elsewhere, and its client gets no answer. A process the balancer no longer sends to has none.
  */
-async function closeGracefully(app: FastifyInstance, signal: NodeJS.Signals, deadlineMs: number): Promise<void> {
+async function closeGracefully(app: FastifyInstance, signal: NodeJS.Signals, config: Pick<Config, 'shutdownTimeoutMs' | 'shutdownDrainMs'>): Promise<void> {
+  const deadlineMs = config.shutdownTimeoutMs;
+  if (config.shutdownDrainMs > 0) {
+    app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: draining (GET /health answers 503), still serving');
+    app.lifecycle.draining = true;
+    await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
+  }
   app.log.info({ signal, deadlineMs }, 'shutting down: no new connections, finishing requests in flight');
   const force = setTimeout(() => {
     app.log.error({ deadlineMs }, 'requests still running at the shutdown deadline; exiting');

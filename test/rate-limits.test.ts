@@ -36,11 +36,11 @@ function assertJsonApi429(res: Res): void {
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
-function tokenRequest(t: TestApp, clientId: string, clientSecret: string, remoteAddress: string): Promise<Res> {
+function tokenRequest(t: TestApp, clientId: string, clientSecret: string, remoteAddress: string, forwardedFor?: string): Promise<Res> {
   return t.request({
     method: 'POST',
     url: '/v1/oauth/token',
-    headers: FORM,
+    headers: { ...FORM, ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) },
     remoteAddress,
     payload: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }).toString(),
   });
@@ -179,6 +179,31 @@ for (const dialect of DIALECTS) {
         assert.equal((await tokenRequest(t, other.clientId, other.clientSecret, '10.9.9.10')).statusCode, 200, 'another address is served');
         mock.timers.tick(61_000);
         assert.equal((await tokenRequest(t, other.clientId, other.clientSecret, '10.9.9.9')).statusCode, 200, 'the minute is over');
+      } finally {
+        mock.timers.reset();
+      }
+    });
+  });
+
+  describe(`client addresses behind a load balancer (TRUST_PROXY) [${dialect}]`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await createTestApp(dialect, { env: { AUTH_FAILURE_LIMIT: '3', TRUST_PROXY: '10.1.0.0/16' } });
+    });
+    after(() => t.close());
+
+    it("counts a trusted balancer's clients by their X-Forwarded-For address, and ignores the header from anyone else", async () => {
+      mock.timers.enable({ apis: ['Date'], now: Date.now() });
+      try {
+        const { clientId, clientSecret } = t.tenant;
+        // Through the balancer (10.1.0.5): the first client's failures lock out that client only.
+        for (let i = 0; i < 3; i++) assert.equal((await tokenRequest(t, `sbz_unknown_a${i}`, 'x', '10.1.0.5', '198.51.100.7')).statusCode, 401);
+        assertOAuth429(await tokenRequest(t, clientId, clientSecret, '10.1.0.5', '198.51.100.7'));
+        assert.equal((await tokenRequest(t, clientId, clientSecret, '10.1.0.5', '198.51.100.8')).statusCode, 200, 'another client behind the same balancer');
+        // Straight from an untrusted address, X-Forwarded-For is not believed: a client cannot
+        // escape its own count by naming another address.
+        for (let i = 0; i < 3; i++) assert.equal((await tokenRequest(t, `sbz_unknown_b${i}`, 'x', '192.0.2.9', `203.0.113.${i}`)).statusCode, 401);
+        assertOAuth429(await tokenRequest(t, clientId, clientSecret, '192.0.2.9', '203.0.113.99'));
       } finally {
         mock.timers.reset();
       }

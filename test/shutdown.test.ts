@@ -80,5 +80,28 @@ for (const dialect of DIALECTS) {
         assert.equal(late, 'ECONNREFUSED');
       });
     }
+
+    it('SIGTERM with SHUTDOWN_DRAIN_MS: GET /health says 503 while every other request is still answered, then it stops accepting and exits 0', async () => {
+      const db = await freshDatabase(dialect);
+      cleanups.push(db.cleanup);
+      const port = await freePort();
+      const DRAIN_MS = 1_500;
+      const server = startServe(scratch, ['--port', String(port), '--database-url', db.url], { LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: String(DRAIN_MS) });
+      await server.waitFor(/sitebiz is serving .*\n/);
+      const token = await accessToken(port, server);
+      const health = await request(port, { path: '/health', requestId: 'health-before' });
+      assert.deepEqual([health.status, JSON.parse(health.body)], [200, { status: 'serving' }]);
+
+      const signalled = Date.now();
+      const exited = server.stop('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const draining = await request(port, { path: '/health', requestId: 'health-draining' });
+      assert.deepEqual([draining.status, JSON.parse(draining.body)], [503, { status: 'draining' }]);
+      const served = await request(port, { path: '/v1/contacts?page[size]=5', requestId: 'while-draining', token });
+      assert.equal(served.status, 200, 'requests are still answered while draining');
+      assert.equal(served.headers.connection, 'close', 'and their connections closed, so clients come back through the balancer');
+      assert.deepEqual(await exited, { code: 0, signal: null }, `exit; stderr:\n${server.stderr}`);
+      assert.ok(Date.now() - signalled >= DRAIN_MS, 'it served on for the whole drain');
+    });
   });
 }

@@ -35,11 +35,14 @@ export interface HaproxyConfigOptions {
  * - `option http-server-close`: a new server connection per request, so a request is never sent
  *   on a kept-alive connection the backend is closing at that moment (a shutdown closes its idle
  *   connections); the client side stays keep-alive.
+ * - `option forwardfor`: each request carries its client's address in X-Forwarded-For, which
+ *   sitebiz believes from HAProxy's address (TRUST_PROXY), so per-address limits count clients.
  * - `retries` and `option redispatch 1`: a connection refused (a process stopping or not started
  *   yet) is tried again on another server at once. These are connection failures: the request was
  *   never sent, so a POST is never sent twice. No L7 `retry-on`.
- * - `option httpchk GET /v1/version` (no authentication, no database) every 500 ms, out after 2
- *   failures, in after 2 successes: a restarted process takes requests again within about a second.
+ * - `option httpchk GET /health` (no authentication, no database, no rate limit) every 500 ms,
+ *   out after 2 failures, in after 2 successes: a draining process (SHUTDOWN_DRAIN_MS) is out
+ *   within about a second, and a restarted one takes requests again as fast.
  * - `timeout server` above sitebiz's REQUEST_TIMEOUT_MS default (30 s), so sitebiz's 408 arrives
  *   before HAProxy's 504.
  */
@@ -52,6 +55,7 @@ export function haproxyConfig(options: HaproxyConfigOptions): string {
     'defaults',
     '    mode http',
     '    option http-server-close',
+    '    option forwardfor',
     '    retries 3',
     '    option redispatch 1',
     '    timeout connect 2s',
@@ -65,7 +69,7 @@ export function haproxyConfig(options: HaproxyConfigOptions): string {
     '',
     'backend sitebiz_processes',
     '    balance roundrobin',
-    '    option httpchk GET /v1/version',
+    '    option httpchk GET /health',
     '    http-check expect status 200',
     '    default-server inter 500ms fall 2 rise 2',
     ...options.backends.map((port, i) => `    server s${i + 1} 127.0.0.1:${port} check`),

@@ -24,6 +24,9 @@ function postgresBin(): string | undefined {
 
 const BIN = postgresBin();
 
+/** Whether this machine has the server programs to make a primary and a replica (the bench asks). */
+export const REPLICA_PROGRAMS = BIN !== undefined;
+
 /** Why the replica tests cannot run here, or false. In CI missing server binaries fail them instead. */
 export const REPLICA_SKIP: string | false = !process.env.TEST_DATABASE_URL
   ? 'PostgreSQL only: set TEST_DATABASE_URL'
