@@ -8,6 +8,7 @@
 // Rounds alternate the order (1, 2, 3, then 3, 2, 1), so drift of the machine's load hits every
 // configuration alike.
 import os from 'node:os';
+import pg from 'pg';
 import { spawnSync } from 'node:child_process';
 import { Haproxy, HAPROXY_PATH } from '../test/support/haproxy.js';
 import { PgBouncer, PGBOUNCER_PATH } from '../test/support/pgbouncer.js';
@@ -41,6 +42,12 @@ export interface BalancerOptions {
 
 export interface BalancerRow {
   configuration: BalancerConfiguration;
+  /**
+   * With DATABASE_REPLICA_URL: transactions the replica's own server committed in the database
+   * while the configuration ran (pg_stat_database, read after its processes exited, less nothing:
+   * the probes are in it), per request answered.
+   */
+  replicaTransactionsPerRequest?: number;
   rps: number;
   p50: number;
   p99: number;
@@ -58,13 +65,18 @@ export async function measureBalancer(dataset: Dataset, options: BalancerOptions
   const configurations = options.configurations ?? DEFAULT_BALANCER_CONFIGURATIONS;
   const bouncer = await PgBouncer.start('transaction', dataset.url);
   const loads = new Map<BalancerConfiguration, LoadResult[]>(configurations.map((c) => [c, []]));
+  const replicaTransactions = new Map<BalancerConfiguration, number>();
   const path = `/v1/contacts?filter%5Bsite_id%5D=${dataset.credentials.siteId}&page%5Bsize%5D=25`;
   try {
     for (let round = 0; round < options.rounds; round++) {
       const order = round % 2 === 0 ? configurations : [...configurations].reverse();
       for (const configuration of order) {
         console.log(`  ${configuration.label}, round ${round + 1}`);
+        const replica = configuration.env?.DATABASE_REPLICA_URL;
+        const before = replica ? await committedTransactions(replica) : 0;
         loads.get(configuration)!.push(await measureConfiguration(dataset, bouncer, configuration, path, options, options.seconds / options.rounds));
+        // The processes have exited, and a PostgreSQL backend reports its counts as it exits.
+        if (replica) replicaTransactions.set(configuration, (replicaTransactions.get(configuration) ?? 0) + (await committedTransactions(replica, before)) - before);
       }
     }
   } finally {
@@ -75,7 +87,15 @@ export async function measureBalancer(dataset: Dataset, options: BalancerOptions
     const requests = results.reduce((n, r) => n + r.requests, 0);
     const seconds = results.reduce((n, r) => n + r.seconds, 0);
     const sketches = results.map((r) => r.sketch);
-    return { configuration, rps: requests / seconds, p50: mergedPercentile(sketches, 50), p99: mergedPercentile(sketches, 99), requests };
+    const onReplica = replicaTransactions.get(configuration);
+    return {
+      configuration,
+      ...(onReplica !== undefined ? { replicaTransactionsPerRequest: onReplica / requests } : {}),
+      rps: requests / seconds,
+      p50: mergedPercentile(sketches, 50),
+      p99: mergedPercentile(sketches, 99),
+      requests,
+    };
   });
   return { dataset, path, rows, versions: toolVersions() };
 }
@@ -112,6 +132,27 @@ async function measureConfiguration(
   } finally {
     await proxy?.stop();
     await Promise.all(children.map(stopChild));
+  }
+}
+
+/**
+ * xact_commit of the URL's database on its server; with `atLeastAbove`, waits (up to 5 s) for the
+ * count to pass it, as exiting backends report theirs a moment later.
+ */
+async function committedTransactions(url: string, atLeastAbove?: number): Promise<number> {
+  const database = new URL(url).pathname.slice(1);
+  for (let tries = 0; ; tries++) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    let count: number;
+    try {
+      const { rows } = await client.query<{ n: string }>('select xact_commit::text as n from pg_stat_database where datname = $1', [database]);
+      count = Number(rows[0]?.n ?? 0);
+    } finally {
+      await client.end();
+    }
+    if (atLeastAbove === undefined || count > atLeastAbove + 1 || tries >= 50) return count;
+    await sleep(100);
   }
 }
 
@@ -169,11 +210,11 @@ export function balancerSection(result: BalancerResult, heading: string, command
     '',
     `\`GET ${decodeURIComponent(result.path).replace(/site_id\]=\d+/, 'site_id]=S')}\` through HAProxy, authenticated:`,
     '',
-    '| Configuration | Requests/s | × of 1 process | p50 | p99 | Requests |',
-    '| --- | --: | --: | --: | --: | --: |',
+    '| Configuration | Requests/s | × of 1 process | p50 | p99 | Requests | Replica transactions per request |',
+    '| --- | --: | --: | --: | --: | --: | --: |',
     ...result.rows.map(
       (r) =>
-        `| ${r.configuration.label} | ${Math.round(r.rps).toLocaleString('en-US')} | ${(r.rps / base.rps).toFixed(2)}× | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.requests.toLocaleString('en-US')} |`,
+        `| ${r.configuration.label} | ${Math.round(r.rps).toLocaleString('en-US')} | ${(r.rps / base.rps).toFixed(2)}× | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.requests.toLocaleString('en-US')} | ${r.replicaTransactionsPerRequest === undefined ? '' : r.replicaTransactionsPerRequest.toFixed(2)} |`,
     ),
     '',
     ...whatItSays(result, base),
@@ -193,5 +234,25 @@ function whatItSays(result: BalancerResult, base: BalancerRow): string[] {
       'their gain. Where each process has a core of its own and PostgreSQL has its own, reads are expected to grow with the processes as ' +
       '`--workers` did on a 16-core machine (12.3× from 1 to 12 workers on SQLite), until PostgreSQL is the limit: a page of contacts costs ' +
       'PostgreSQL about as much CPU as sitebiz (docs/scaling.md, Measured capacity), so plan PostgreSQL cores along with the processes.',
+    ...replicaSays(result),
+  ];
+}
+
+/** The rows with a replica against those without, at the same number of processes. */
+function replicaSays(result: BalancerResult): string[] {
+  const pairs = result.rows
+    .filter((r) => r.replicaTransactionsPerRequest !== undefined)
+    .map((withReplica) => ({ withReplica, without: result.rows.find((r) => r.configuration.processes === withReplica.configuration.processes && r.configuration.env === undefined) }))
+    .filter((p): p is { withReplica: BalancerRow; without: BalancerRow } => p.without !== undefined);
+  if (pairs.length === 0) return [];
+  const ratios = pairs.map((p) => `${(p.withReplica.rps / p.without.rps).toFixed(2)}×`).join(', ');
+  const perRequest = pairs.map((p) => p.withReplica.replicaTransactionsPerRequest!.toFixed(2)).join(', ');
+  return [
+    '',
+    `With the replica (a streaming replica of the bench's own primary, DATABASE_REPLICA_URL): ${ratios} the reads of the same processes without it, ` +
+      `and the replica's own server committed ${perRequest} transactions per request (the page's statements, and the probes): the reads went to it. ` +
+      'On this machine the replica is one more PostgreSQL server on the same 2 cores, so it cannot add capacity here; what it shows is that ' +
+      'routing reads to a replica costs nothing measurable per request. On its own machine a replica takes those reads off the primary, ' +
+      'whose cores are then left for writes, tokens and the accounts that just wrote.',
   ];
 }
