@@ -1,5 +1,4 @@
 // buildApp(config) assembles the server without listening; tests drive it with app.inject().
-import { healthRoute, type Lifecycle } from './observability/health.js';
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -35,6 +34,7 @@ import { consoleRoutes } from './console/plugin.js';
 import { consolePages } from './console/pages/index.js';
 import { ConsoleSessions } from './console/sessions.js';
 import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
+import { healthRoute, type Lifecycle } from './observability/health.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

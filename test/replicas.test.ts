@@ -10,6 +10,7 @@ import { PERMISSION_NAMES } from '../src/auth/permissions.js';
 import { loadConfig } from '../src/config.js';
 import { connectDatabase, migrateToLatest, type DatabaseHandle } from '../src/db/connect.js';
 import { createAccount, createApiKey, createSite, createUser } from '../src/domain/accounts.js';
+import { Receiver } from './support/receiver.js';
 import { REPLICA_SKIP, StreamingReplica } from './support/replica.js';
 
 const APPLY_DELAY_MS = 400;
@@ -158,6 +159,35 @@ describe('read replicas (a streaming replica made by the test)', { skip: REPLICA
     } finally {
       await first.app.close();
       await second.app.close();
+    }
+  });
+
+  it("lets a webhook's receiver read the record the event names at once, even before the write's own answer has recorded its position", async () => {
+    const receiver = await Receiver.start();
+    const { app, token, get, send, createContact, replicaServing } = await replicaApp();
+    try {
+      const bearer = await token(writer);
+      await replicaServing();
+      const hook = await send('POST', '/v1/hooks', bearer, {
+        data: { type: 'hooks', attributes: { event: 'tag_added', target_url: receiver.url(), resource_id: null }, relationships: { site: { data: { type: 'sites', id: String(writer.siteId) } } } },
+      });
+      assert.equal(hook.statusCode, 201, hook.body);
+      const now = new Date().toISOString();
+      const tag = await setup.db.insertInto('contact_tags').values({ site_id: writer.siteId, name: 'replica-webhook', created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow();
+      const id = await createContact(bearer, writer.siteId, 'webhook@writer.example');
+      const tagged = await send('POST', `/v1/contacts/${id}/relationships/tags`, bearer, { data: [{ type: 'contact_tags', id: String(tag.id) }] });
+      assert.ok(tagged.statusCode < 300, tagged.body);
+      // As if the delivery went out before the tagging request's answer recorded the account's
+      // position: only the worker's own recording keeps the receiver's read off the lagging replica.
+      await setup.db.deleteFrom('account_write_positions').where('account_id', '=', writer.accountId).execute();
+      await app.webhooks.runDue();
+      await receiver.waitFor(1);
+      const read = await get(`/v1/contacts/${id}/relationships/tags`, bearer);
+      assert.equal(read.statusCode, 200, read.body);
+      assert.deepEqual((read.json() as { data: Array<{ id: string }> }).data.map((t) => t.id), [String(tag.id)]);
+    } finally {
+      await app.close();
+      await receiver.close();
     }
   });
 

@@ -88,7 +88,7 @@ class Replica {
       try {
         return await runOnReplica<Row>(name, text, parameters);
       } catch (error) {
-        if (!this.isReplicaFailure(error, primary.traits)) throw error;
+        if (!this.failsOver(error, primary.traits)) throw error;
         return primary.runSelect<Row>(name, text, parameters);
       }
     };
@@ -96,12 +96,12 @@ class Replica {
   }
 
   /**
-   * A failure of the replica rather than of the statement: it is down or restarting, the
-   * connection broke, it cancelled the statement for a conflict with recovery (40001 on a
-   * standby), or it refused a write (25006, which only a bug would send). Leaves the replica out
-   * until the next good probe.
+   * Whether a failed read runs again on the primary: when the replica rather than the statement
+   * failed (it is down or restarting, the connection broke, it cancelled the statement for a
+   * conflict with recovery, 40001 on a standby, or it refused a write, 25006, which only a bug
+   * would send). Then the replica is also left out until the next good probe.
    */
-  isReplicaFailure(error: unknown, traits: DialectTraits): boolean {
+  failsOver(error: unknown, traits: DialectTraits): boolean {
     const code = (error as { code?: unknown }).code;
     const failed = traits.isUnavailable(error) || code === '40001' || code === '25006' || (error instanceof Error && /timeout exceeded when trying to connect/.test(error.message));
     if (failed) {
@@ -123,7 +123,7 @@ class Replica {
         try {
           client = await this.pool.connect();
         } catch (error) {
-          if (!this.isReplicaFailure(error, primary.traits)) throw error;
+          if (!this.failsOver(error, primary.traits)) throw error;
           return primary.pool.connect();
         }
         let broken: Error | undefined;
@@ -133,7 +133,7 @@ class Replica {
             if (typeof text !== 'string') return client.query(text as never);
             this.reads++;
             return client.query(text, parameters).catch((error: unknown) => {
-              if (!this.isReplicaFailure(error, primary.traits)) throw error;
+              if (!this.failsOver(error, primary.traits)) throw error;
               broken = error as Error;
               return primary.pool.query(text, parameters);
             });

@@ -154,6 +154,7 @@ export class DeliveryWorker {
       const { claimed } = await claimDueFairly(this.options.handle, { now: this.options.now(), limit: this.options.concurrency, leaseMs: this.leaseMs });
       if (claimed.length === 0) return attempts;
       attempts += claimed.length;
+      await this.recordWritePositions(claimed);
       await Promise.all(claimed.map((delivery) => this.launch(delivery)));
     }
   }
@@ -197,8 +198,25 @@ export class DeliveryWorker {
         if (!(heldBack && this.flights.size > 0)) this.schedule(this.options.pollMs);
         return;
       }
+      await this.recordWritePositions(claimed);
       for (const delivery of claimed) void this.launch(delivery);
     }
+  }
+
+  /**
+   * With read replicas, a receiver that reads the record an event names must find it: before a
+   * claim's attempts go out, each of its accounts' reads is made to wait for a replica past the
+   * primary's position now (src/db/replicas.ts), once per account. The request that queued the
+   * event records that too, but its answer may still be on the way.
+   */
+  private async recordWritePositions(claimed: readonly ClaimedDelivery[]): Promise<void> {
+    const replicas = this.options.handle.replicas;
+    if (!replicas) return;
+    await Promise.all(
+      [...new Set(claimed.map((d) => d.accountId))].map((accountId) =>
+        replicas.recordWrite(accountId).catch((error: unknown) => this.options.log.warn({ err: error }, 'the write position for read replicas was not recorded before webhook attempts')),
+      ),
+    );
   }
 
   /** The next look, in `ms` but never later than the poll. */
@@ -263,10 +281,6 @@ export class DeliveryWorker {
   }
 
   private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
-    // With read replicas, a receiver that reads the record an event names must find it: its
-    // account's reads wait for a replica past the primary's position now (src/db/replicas.ts).
-    // The request that queued the event records that too, but its answer may still be on the way.
-    await this.options.handle.replicas?.recordWrite(delivery.accountId).catch((error: unknown) => this.options.log.warn({ err: error }, 'the write position for read replicas was not recorded before a webhook attempt'));
     const startedAt = this.options.now();
     const result = await this.post(delivery, signal);
     const outcome = await this.record({ claim: delivery, attempt: { startedAt, result, now: this.options.now(), ...(this.options.random ? { random: this.options.random } : {}) } });
