@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { accountNow, type Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
+import type { ReadSource } from '../db/replicas.js';
 import { lockSiteWrites } from '../db/site-counters.js';
 import { DocumentRenderer, resourcePath, type ResourceIdentifier, type ResourceObject } from './document.js';
 import { badRequest, forbidden, invalidParameter, notFound } from './errors.js';
@@ -31,7 +32,7 @@ export interface EngineOptions {
    * Where reads may go instead of the primary for a principal with `replicaReadsAfter` (a read
    * replica that has replayed that far, src/db/replicas.ts); undefined: the primary.
    */
-  replicaReads?: (after: number) => Pick<EngineOptions, 'db'> & { runSelect: NonNullable<DatabaseHandle['runSelect']> } | undefined;
+  replicaReads?: (after: number) => ReadSource | undefined;
   /** Handed to writes' beforeTransaction steps (see WriteServices). */
   services: WriteServices;
 }
