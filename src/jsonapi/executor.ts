@@ -41,6 +41,8 @@ export interface ListResult extends ReadResult {
 const PARENT_KEY = '__parent_key';
 /** Alias of the sort key's value in list queries (for cursors and page boundaries), removed before rendering. */
 const SORT_KEY = '__sort_key';
+/** Alias of a deep page's records before they are joined back to their table (see readPage). */
+const SKIPPED_PAGE = '__page';
 
 /** Whether a relationship renders `data` even when it is not included. */
 function rendersLinkage(relationship: RelationshipDef): boolean {
@@ -67,6 +69,8 @@ interface SortOrder {
   /** The sort key's expression; undefined when the list is ordered by id alone. */
   key: ((eb: AnyEB) => Expression<unknown>) | undefined;
   apply(q: AnySelect): AnySelect;
+  /** The same order over a deep page's SKIPPED_PAGE rows (their id and SORT_KEY). */
+  applyAfterSkip(q: AnySelect): AnySelect;
   /** Records strictly after `from` in this order. */
   after(eb: AnyEB, from: CursorPosition): Condition;
   /** A row's position (the row was read with the sort key selected). */
@@ -140,10 +144,22 @@ export class Executor {
       const key = ['page', resource.type, fieldsKey, walk.name, whereSql, seek?.sql ?? '', offset === undefined ? '' : 'offset'].join('\u0000');
       const values = [...whereValues, ...(seek?.parameters ?? []), limit, ...(offset === undefined ? [] : [offset])];
       return this.shapes.run<LinkedRow>(key, values, () => {
-        let q = select(filtered());
+        let q = filtered();
         if (from) q = q.where((eb: AnyEB) => walk.after(eb, from));
-        q = walk.apply(q).limit(limit);
-        return offset === undefined ? q : q.offset(offset);
+        if (offset === undefined) return walk.apply(select(q)).limit(limit);
+        // Skipping records: they are read as narrowly as possible (id and sort key, which an index
+        // can cover), and only the page's own records are joined back for their columns. Selected
+        // in one query, every skipped record would be fetched and its select-list subqueries
+        // (contacts' external_user_id) run, to be thrown away: 94 ms instead of 24 for a page
+        // 41,500 records deep at 1,000,000 contacts on PostgreSQL.
+        let skipped = q.select(`${resource.table}.id`);
+        if (walk.key) skipped = skipped.select((eb: AnyEB) => sql`${walk.key!(eb)}`.as(SORT_KEY));
+        skipped = walk.apply(skipped).limit(limit).offset(offset);
+        const page = this.db
+          .selectFrom(skipped.as(SKIPPED_PAGE))
+          .innerJoin(resource.table, `${resource.table}.id`, `${SKIPPED_PAGE}.id`)
+          .select(this.columnsFor(resource, plan.fields.get(resource.type), plan));
+        return walk.applyAfterSkip(walk.key ? page.select(`${SKIPPED_PAGE}.${SORT_KEY}`) : page);
       });
     };
 
@@ -170,7 +186,7 @@ export class Executor {
       const skip = (page.number - start.page) * page.size;
       // Skipping: read one record more at the front, the last one before this page, so the next
       // request for this page seeks straight to it.
-      rows = await readPage(order, start.after, skip > 0 ? page.size + 1 : page.size, skip > 0 ? skip - 1 : start.after ? undefined : 0);
+      rows = await readPage(order, start.after, skip > 0 ? page.size + 1 : page.size, skip > 0 ? skip - 1 : undefined);
       if (skip > 0) {
         const before = rows.shift();
         if (boundaryKey && site && before) this.boundaries.remember(boundaryKey, site.version, page.number, order.position(before));
@@ -354,6 +370,7 @@ export class Executor {
         name: sortName,
         key: undefined,
         apply: (q) => q.orderBy(id, direction),
+        applyAfterSkip: (q) => q.orderBy(`${SKIPPED_PAGE}.id`, direction),
         after: idAfter,
         position: (row) => ({ value: null, id: Number(row.id) }),
       };
@@ -367,16 +384,18 @@ export class Executor {
       attribute?.sql ? attribute.sql(eb, ctx) : attribute ? eb.ref(`${resource.table}.${attribute.column}`) : custom!(eb, ctx);
     const nullable = attribute ? attribute.nullable : true;
     const before = descending ? '<' : '>';
+    const ordered = (q: AnySelect, sortKey: (eb: AnyEB) => Expression<unknown>, idColumn: string): AnySelect =>
+      q
+        .orderBy(sortKey, (ob) => {
+          const directed = descending ? ob.desc() : ob.asc();
+          return nullable ? (descending ? directed.nullsFirst() : directed.nullsLast()) : directed;
+        })
+        .orderBy(idColumn, direction);
     return {
       name: sortName,
       key,
-      apply: (q) =>
-        q
-          .orderBy(key, (ob) => {
-            const directed = descending ? ob.desc() : ob.asc();
-            return nullable ? (descending ? directed.nullsFirst() : directed.nullsLast()) : directed;
-          })
-          .orderBy(id, direction),
+      apply: (q) => ordered(q, key, id),
+      applyAfterSkip: (q) => ordered(q, (eb) => eb.ref(`${SKIPPED_PAGE}.${SORT_KEY}`), `${SKIPPED_PAGE}.id`),
       after: (eb, from) => {
         const k = key(eb);
         const v = from.value;
