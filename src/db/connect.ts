@@ -9,6 +9,7 @@ import { redactUrl, SETTINGS } from '../config.js';
 import { traitsFor, type DialectTraits } from './dialect-traits.js';
 import { migrationProvider } from './migrations/index.js';
 import { ReplicaSet } from './replicas.js';
+import { prepareConnections } from './postgres-sessions.js';
 import { listenForNotifications, type NotificationHandlers, type NotificationListener } from './notifications.js';
 import type { Database } from './schema.js';
 
@@ -119,14 +120,7 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
   };
   const pool = new pg.Pool({ ...poolOptions, connectionString: config.connectionString });
-  // A connection that fails while idle must not crash the process; the pool drops it (and drops a
-  // checked-out one that broke when it is released), so new connections are made once the server
-  // is back: recovery needs no restart.
-  pool.on('error', () => {});
-  // A connection that fails while checked out (a query in flight when the server goes away) also
-  // emits 'error', and neither the pool nor Kysely listens then: unheard, it would crash the
-  // process. The query itself fails with the error, and the pool drops the connection on release.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  prepareConnections(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(options) });
   const traits = traitsFor('postgres');
   const makeRunSelect = (target: pg.Pool) => directSelects(target, config, options.onQuery);

@@ -18,6 +18,7 @@
 //   carries `replicaReadsAfter` (src/auth/authenticate.ts sets it for GET and HEAD).
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
+import { prepareConnections } from './postgres-sessions.js';
 import type { ReplicaConfig } from '../config.js';
 import { redactUrl } from '../config.js';
 import type { RunSelect } from './connect.js';
@@ -80,8 +81,7 @@ class Replica {
     makeRunSelect: (pool: pg.Pool) => RunSelect,
   ) {
     this.pool = new pg.Pool({ ...poolOptions, connectionString: url, connectionTimeoutMillis: REPLICA_CONNECT_TIMEOUT_MS });
-    this.pool.on('error', () => {});
-    this.pool.on('connect', (client) => client.on('error', () => {}));
+    prepareConnections(this.pool);
     const runOnReplica = makeRunSelect(this.pool);
     const runSelect: RunSelect = async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
       this.reads++;
