@@ -11,6 +11,7 @@ import type { Config, Mode } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { REFERENCE_INTRODUCTION, referencePageOptions, referenceTags } from './docs/api-reference.js';
 import { documentEdgeResponses } from './jsonapi/edge-responses.js';
+import { conditionalReads } from './jsonapi/entity-tags.js';
 import type { JsonApiEngine } from './jsonapi/engine.js';
 import {
   acceptJsonBodies,
@@ -209,6 +210,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const addMethodNotAllowedRoutes = trackRoutesForMethodNotAllowed(app);
   acceptJsonBodies(app);
   negotiateJsonApiMediaType(app);
+  conditionalReads(app);
   documentEdgeResponses(app);
 
   await app.register(swagger, {

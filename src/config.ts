@@ -52,6 +52,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Upstream compatibility: ignore unknown `filter[...]` parameters instead of answering 400. */
   ignoreUnknownFilters: boolean;
+  /** MiB of whole list and show answers each process keeps until their sites' data changes; 0: none. */
+  answerCacheMb: number;
   /** `serve`: processes that answer requests (1: the serving process itself, no cluster). */
   workers: number;
   /** Requests a minute per API key (per source address before authentication) on /v1; 0: off. */
@@ -179,6 +181,12 @@ export const SETTINGS = {
     flag: 'database-replica-max-lag-ms',
     description: 'a replica further behind the primary than this, ms, serves no reads until it catches up',
     default: '2000',
+  },
+  answerCacheMb: {
+    env: 'ANSWER_CACHE_MB',
+    flag: 'answer-cache-mb',
+    description: 'whole answers of lists and shows kept per process until their sites change, MiB of JSON (0: off)',
+    default: '32',
   },
   sqliteCacheMb: {
     env: 'SQLITE_CACHE_MB',
@@ -406,6 +414,7 @@ export function loadConfig(
   }
 
   const requestJournalSize = integer('requestJournalSize', 0, 1_000_000);
+  const answerCacheMb = integer('answerCacheMb', 0, 1024 * 1024);
 
   if (problems.length > 0 || database === undefined || mode === undefined) throw new ConfigError(problems);
   return {
@@ -418,6 +427,7 @@ export function loadConfig(
     logLevel,
     bodyLimitBytes,
     ignoreUnknownFilters,
+    answerCacheMb,
     workers,
     rateLimitPerMinute,
     authFailuresPerMinute,

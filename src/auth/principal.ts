@@ -28,6 +28,12 @@ export interface Principal {
    * (src/db/replicas.ts). Absent: every read goes to the primary.
    */
   replicaReadsAfter?: number;
+  /**
+   * Set on requests that only read: the data version of each of siteIds (src/db/site-counters.ts),
+   * read on the primary with the token, before anything else the request reads. The answer cache
+   * keys what the request reads from the primary by it (src/jsonapi/engine.ts).
+   */
+  siteVersions?: ReadonlyMap<number, string>;
 }
 
 /**

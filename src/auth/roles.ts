@@ -8,8 +8,11 @@ export function isUserRole(value: string): value is UserRole {
   return (USER_ROLES as readonly string[]).includes(value);
 }
 
+/** Roles that reach every site of their account. */
+export const ROLES_REACHING_EVERY_SITE: readonly UserRole[] = ['owner'];
+
 export function reachesEverySite(role: string): boolean {
-  return role === 'owner';
+  return (ROLES_REACHING_EVERY_SITE as readonly string[]).includes(role);
 }
 
 /** The upstream `role_level` rendering: OWNER, ADMINISTRATOR, ... */

@@ -2,10 +2,12 @@
 // strings; the database keeps only their SHA-256, so a leaked table grants nothing. Every check
 // reads the database, so a revocation or key rotation takes effect at once in every process.
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import { ReusableQuery } from '../db/reusable-query.js';
+import { VERSION_COUNTER } from '../db/site-counters.js';
 import type { Principal } from './principal.js';
-import { reachesEverySite } from './roles.js';
+import { reachesEverySite, ROLES_REACHING_EVERY_SITE } from './roles.js';
 import { newAccessToken, newRefreshToken, secretMatches, sha256Hex } from './secrets.js';
 
 export interface TokenSettings {
@@ -160,7 +162,9 @@ export class TokenService {
    */
   async authenticate(accessToken: string, options: { readOnly?: boolean } = {}): Promise<Principal | 'unknown' | 'expired' | 'revoked'> {
     const { traits } = this.handle;
-    const [row] = await this.queries.grantByAccessToken.execute([sha256Hex(accessToken)]);
+    // One row per site the user reaches (one with a null site when none), in site order.
+    const rows = await this.queries.grantByAccessToken.execute([sha256Hex(accessToken)]);
+    const row = rows[0];
     if (!row) return 'unknown';
     if (row.revoked_at !== null) return 'revoked';
     const now = this.settings.now();
@@ -171,7 +175,13 @@ export class TokenService {
 
     const accountId = Number(row.account_id);
     const userId = Number(row.user_id);
-    const siteIds = await this.reachableSiteIds({ userId, accountId, role: row.role });
+    const siteIds: number[] = [];
+    const siteVersions = new Map<number, string>();
+    for (const { site_id, site_version } of rows) {
+      if (site_id === null) continue;
+      siteIds.push(Number(site_id));
+      if (site_version !== null) siteVersions.set(Number(site_id), String(site_version));
+    }
     return {
       accountId,
       userId,
@@ -183,7 +193,7 @@ export class TokenService {
       clockOffsetMs: Number(row.clock_offset_ms),
       clientId: row.client_id,
       faultsVersion: Number(row.faults_version),
-      ...(options.readOnly ? { replicaReadsAfter: Number(row.wal_position ?? 0) } : {}),
+      ...(options.readOnly ? { replicaReadsAfter: Number(row.wal_position ?? 0), siteVersions } : {}),
     };
   }
 
@@ -272,6 +282,19 @@ function authenticationQueries(handle: DatabaseHandle) {
         .innerJoin('users as u', 'u.id', 'k.user_id')
         .innerJoin('accounts as a', 'a.id', 'u.account_id')
         .leftJoin('account_write_positions as w', 'w.account_id', 'a.id')
+        // The sites the user reaches (reachableSiteIds' rule) and their data versions, in the same
+        // statement: one round trip per request instead of two.
+        .leftJoin('sites as s', (join) =>
+          join
+            .onRef('s.account_id', '=', 'u.account_id')
+            .on((eb) =>
+              eb.or([
+                eb('u.role', 'in', ROLES_REACHING_EVERY_SITE.map((role) => sql.lit(role))),
+                eb.exists(eb.selectFrom('user_sites as us').select('us.site_id').whereRef('us.user_id', '=', 'u.id').whereRef('us.site_id', '=', 's.id')),
+              ]),
+            ),
+        )
+        .leftJoin('site_counters as v', (join) => join.onRef('v.site_id', '=', 's.id').on('v.counter', '=', sql.lit(VERSION_COUNTER)))
         .select([
           'g.id as grant_id',
           'g.access_expires_at',
@@ -286,8 +309,11 @@ function authenticationQueries(handle: DatabaseHandle) {
           'a.faults_version',
           'k.last_used_at',
           'w.wal_position',
+          's.id as site_id',
+          'v.value as site_version',
         ])
-        .where('g.access_token_hash', '=', 'access token hash'),
+        .where('g.access_token_hash', '=', 'access token hash')
+        .orderBy('s.id'),
     ),
     sitesOfAccount: ReusableQuery.compile(
       db,

@@ -85,6 +85,9 @@ export const SITE_JOIN_TABLES = [
 export const VERSION_COUNTER = 'version';
 export const rowsCounter = (table: string): string => `rows:${table}`;
 export const isCountedTable = (table: string): boolean => COUNTED.has(table);
+const JOINED = new Set<string>(SITE_JOIN_TABLES.map((j) => j.table));
+/** A join table whose writes move the version of its parent row's site. */
+export const isSiteJoinTable = (table: string): boolean => JOINED.has(table);
 
 type AnyDb = Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

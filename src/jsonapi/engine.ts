@@ -7,13 +7,15 @@ import type { ReadSource } from '../db/replicas.js';
 import { lockSiteWrites } from '../db/site-counters.js';
 import { DocumentRenderer, resourcePath, type ResourceIdentifier, type ResourceObject } from './document.js';
 import { badRequest, forbidden, invalidParameter, notFound } from './errors.js';
-import { Executor, type LinkedRow } from './executor.js';
+import { answerFollowsVersions, Executor, versionText, type LinkedRow } from './executor.js';
+import type { CachedAnswer } from './list-caches.js';
+import { entityTag } from './entity-tags.js';
 import { CursorCodec } from './cursors.js';
 import { cursorLinks, pageLinks, queryString, type CursorLinks, type PageLinks } from './links.js';
-import { parseIdValue, planList, planShow, type ListPlan, type PlanOptions } from './planner.js';
+import { parseIdValue, planList, planShow, type ListPlan, type PlanOptions, type ReadPlan } from './planner.js';
 import { parseQueryString, type ParsedQuery } from './query-parser.js';
 import type { Registry } from './registry.js';
-import { visibleValues, type AnyEB, type ResourceDefinition, type WriteContext, type WriteDef, type WriteInput, type WriteServices, type WriteTarget } from './resource.js';
+import { queryContext, RequestTime, visibleValues, type AnyEB, type ResourceDefinition, type WriteContext, type WriteDef, type WriteInput, type WriteServices, type WriteTarget } from './resource.js';
 import { readRelationshipDocument, readResourceDocument } from './write-document.js';
 
 export interface EngineOptions {
@@ -23,6 +25,8 @@ export interface EngineOptions {
   registry: Registry;
   publicUrl: string;
   ignoreUnknownFilters: boolean;
+  /** Characters of whole answers each executor keeps (AnswerCache); 0: none. */
+  answerCacheCharacters?: number;
   now: () => Date;
   /** Signs paging cursors; the same in every process that serves the database. */
   cursorSigningKey: Buffer;
@@ -73,7 +77,7 @@ export class JsonApiEngine {
   constructor(private readonly options: EngineOptions) {
     this.registry = options.registry;
     this.cursors = new CursorCodec(options.cursorSigningKey);
-    this.executor = new Executor(options.db, options.traits, options.runSelect);
+    this.executor = new Executor(options.db, options.traits, options.runSelect, options.answerCacheCharacters);
     this.renderer = new DocumentRenderer(options.publicUrl, options.traits);
   }
 
@@ -87,7 +91,7 @@ export class JsonApiEngine {
     if (!source) return this.executor;
     let executor = this.replicaExecutors.get(source);
     if (!executor) {
-      executor = new Executor(source.db, this.options.traits, source.runSelect);
+      executor = new Executor(source.db, this.options.traits, source.runSelect, this.options.answerCacheCharacters);
       this.replicaExecutors.set(source, executor);
     }
     return executor;
@@ -102,7 +106,69 @@ export class JsonApiEngine {
   async list(resource: ResourceDefinition, rawQuery: string, principal: Principal): Promise<ListDocument> {
     const query = parseQueryString(rawQuery);
     const plan = planList(resource, query, this.planOptions(principal));
-    return this.listDocument(this.readerFor(principal), resource, query, plan, `${this.options.publicUrl}/v1/${resourcePath(resource)}`);
+    return this.listDocument(this.readerFor(principal), resource, query, plan, this.listUrl(resource));
+  }
+
+  /**
+   * `GET /v1/<type>` as sent (list's document, serialized, with its entity tag): from the answer
+   * cache when the same principal asked the same before and nothing it read has changed since.
+   */
+  async listAnswer(resource: ResourceDefinition, rawQuery: string, principal: Principal): Promise<CachedAnswer> {
+    const time = new RequestTime(this.now(principal));
+    const query = parseQueryString(rawQuery);
+    const plan = planList(resource, query, this.planOptions(principal, time));
+    const executor = this.readerFor(principal);
+    return this.answer(executor, plan, principal, time, `list\u0000${resource.type}\u0000${rawQuery}`, () =>
+      this.listDocument(executor, resource, query, plan, this.listUrl(resource)),
+    );
+  }
+
+  /** `GET /v1/<type>/<id>` as sent, as listAnswer is for lists. */
+  async showAnswer(resource: ResourceDefinition, rawId: string, rawQuery: string, principal: Principal, path?: string): Promise<CachedAnswer> {
+    const time = new RequestTime(this.now(principal));
+    const query = parseQueryString(rawQuery);
+    const plan = planShow(resource, query, this.planOptions(principal, time));
+    const executor = this.readerFor(principal);
+    return this.answer(executor, plan, principal, time, `show\u0000${resource.type}\u0000${rawId}\u0000${rawQuery}\u0000${path ?? ''}`, () =>
+      this.showDocument(executor, resource, rawId, query, plan, path),
+    );
+  }
+
+  /**
+   * The answer cache's rule (the one the count cache follows, list-caches.ts): an answer is kept
+   * under the data version of its sites read before it was, and used only while that is still
+   * the version, so no write through any process can leave it served. Kept only when everything
+   * it read moves that version (answerFollowsVersions) and nothing read the time. The version
+   * comes from the token's own statement on the primary (Principal.siteVersions), or from the
+   * replica the request reads from, never one for the other: a replica behind the primary's
+   * version would otherwise have its older answer kept under the newer version.
+   */
+  private async answer(
+    executor: Executor,
+    plan: ReadPlan,
+    principal: Principal,
+    time: RequestTime,
+    request: string,
+    read: () => Promise<object>,
+  ): Promise<CachedAnswer> {
+    let version: string | undefined;
+    if (plan.siteIds.length > 0 && answerFollowsVersions(plan.resource, plan.includes, this.registry)) {
+      version =
+        executor === this.executor && principal.siteVersions ? versionText(plan.siteIds, principal.siteVersions) : await executor.dataVersion(plan.siteIds);
+    }
+    // Who asks matters as much as what: the account, and the permissions that decide which
+    // records and types exist for the key (the sites are in the version).
+    const key = version === undefined ? undefined : `${request}\u0000${principal.accountId}\u0000${[...principal.permissions].join(' ')}`;
+    const cached = key === undefined ? undefined : executor.answers.get(key, version!);
+    if (cached) return cached;
+    const body = JSON.stringify(await read());
+    const answer = { body, etag: entityTag(body) };
+    if (key !== undefined && !time.read) executor.answers.set(key, version!, answer);
+    return answer;
+  }
+
+  private listUrl(resource: ResourceDefinition): string {
+    return `${this.options.publicUrl}/v1/${resourcePath(resource)}`;
   }
 
   private async listDocument(executor: Executor, resource: ResourceDefinition, query: ParsedQuery, plan: ListPlan, base: string): Promise<ListDocument> {
@@ -138,8 +204,12 @@ export class JsonApiEngine {
   async show(resource: ResourceDefinition, rawId: string, rawQuery: string, principal: Principal, path?: string): Promise<ShowDocument> {
     const query = parseQueryString(rawQuery);
     const plan = planShow(resource, query, this.planOptions(principal));
+    return this.showDocument(this.readerFor(principal), resource, rawId, query, plan, path);
+  }
+
+  private async showDocument(executor: Executor, resource: ResourceDefinition, rawId: string, query: ParsedQuery, plan: ReadPlan, path?: string): Promise<ShowDocument> {
     const id = parseIdValue(rawId);
-    const result = id === undefined ? undefined : await this.readerFor(principal).show(plan, id);
+    const result = id === undefined ? undefined : await executor.show(plan, id);
     const row = result?.rows[0];
     if (!result || !row) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
     const data = this.renderer.resourceObject(resource, row, plan.fields.get(resource.type));
@@ -167,16 +237,16 @@ export class JsonApiEngine {
       // very many related records (a hook's deliveries) costs one page, not a list of every id.
       const parent = id === undefined ? undefined : await executor.show(parentPlan, id);
       if (!parent?.rows[0] || id === undefined) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
-      const ctx = { traits: this.options.traits, now: this.now(principal), table: target.table };
+      const ctx = queryContext({ traits: this.options.traits, now: this.now(principal) }, target.table);
       const key = `${target.table}.${relationship.foreignKey}`;
       const where = relationship.where;
       const within = (eb: AnyEB) => (where ? eb.and([eb(key, '=', id), where(eb, ctx)]) : eb(key, '=', id));
-      const plan = planList(target, query, { ...this.planOptions(principal), within });
+      const plan = planList(target, query, this.planOptions(principal, undefined, { within }));
       return this.listDocument(executor, target, query, plan, base);
     }
     const ids = id === undefined ? undefined : await executor.relationshipIds(parentPlan, id, name);
     if (!ids) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
-    const plan = planList(target, query, { ...this.planOptions(principal), onlyIds: ids.map(Number) });
+    const plan = planList(target, query, this.planOptions(principal, undefined, { onlyIds: ids.map(Number) }));
     return this.listDocument(executor, target, query, plan, base);
   }
 
@@ -477,14 +547,18 @@ export class JsonApiEngine {
     return row ? { id, siteId: Number(row.site_id) } : undefined;
   }
 
-  private planOptions(principal: Principal): PlanOptions {
+  /** `time`: the request's "now", when whether it is read matters (the answer cache). */
+  private planOptions(principal: Principal, time = new RequestTime(this.now(principal)), scope?: Pick<PlanOptions, 'within' | 'onlyIds'>): PlanOptions {
     return {
       registry: this.registry,
       traits: this.options.traits,
-      now: this.now(principal),
+      get now() {
+        return time.now;
+      },
       principal,
       ignoreUnknownFilters: this.options.ignoreUnknownFilters,
       cursors: this.cursors,
+      ...scope,
     };
   }
 }

@@ -3,13 +3,13 @@
 import { sql, type AliasedExpression, type Expression, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
-import { isCountedTable, rowsCounter, VERSION_COUNTER } from '../db/site-counters.js';
+import { isCountedTable, isSiteJoinTable, rowsCounter, VERSION_COUNTER } from '../db/site-counters.js';
 import { cursorValue, type CursorPosition } from './cursors.js';
 import { notFound } from './errors.js';
-import { CountCache, PageBoundaryCache, VersionedCache } from './list-caches.js';
+import { AnswerCache, CountCache, PageBoundaryCache, VersionedCache } from './list-caches.js';
 import { QueryShapes, type Fragment } from './query-shapes.js';
 import type { ConditionBuilder, IncludeNode, ListPlan, ReadPlan } from './planner.js';
-import { visibleValues, type AnyEB, type Condition, type RelationshipDef, type ResourceDefinition } from './resource.js';
+import { queryContext, visibleValues, type AnyEB, type Condition, type RelationshipDef, type ResourceDefinition } from './resource.js';
 import { parseSortValue } from './registry.js';
 
 export type Row = Record<string, unknown>;
@@ -83,13 +83,18 @@ export class Executor {
   private readonly boundaries = new PageBoundaryCache();
   private readonly tenancyTexts = new Map<string, string>();
   readonly shapes: QueryShapes;
+  /** Whole answers read through this executor, by data version (engine.ts). */
+  readonly answers: AnswerCache;
 
   constructor(
     private readonly db: AnyDb,
     private readonly traits: DialectTraits,
     runSelect?: DatabaseHandle['runSelect'],
+    /** Characters of whole answers to keep (ANSWER_CACHE_MB); none by default (a transaction's reader). */
+    answerCacheCharacters = 0,
   ) {
     this.shapes = new QueryShapes(db, runSelect);
+    this.answers = new AnswerCache(answerCacheCharacters);
   }
 
   async list(plan: ListPlan): Promise<ListResult> {
@@ -232,9 +237,21 @@ export class Executor {
       if (r.counter === VERSION_COUNTER) versions.set(Number(r.site_id), String(r.value));
       else rows += Number(r.value);
     }
-    // A site without counters (made while they were suspended) has no cacheable state.
-    if (versions.size !== siteIds.length) return undefined;
-    return { version: siteIds.map((id) => `${id}:${versions.get(id)}`).join(','), rows };
+    const version = versionText(siteIds, versions);
+    return version === undefined ? undefined : { version, rows };
+  }
+
+  /**
+   * The data version of these sites, as read through this executor (undefined when a site has no
+   * counters): what an answer read through it next is at least as new as.
+   */
+  async dataVersion(siteIds: readonly number[]): Promise<string | undefined> {
+    if (siteIds.length === 0) return undefined;
+    const found = await this.shapes.run<{ site_id: unknown; value: unknown }>(`site_versions\u0000${siteIds.length}`, [...siteIds, VERSION_COUNTER], () =>
+      this.db.selectFrom('site_counters').select(['site_id', 'value']).where('site_id', 'in', siteIds).where('counter', '=', VERSION_COUNTER),
+    );
+    const versions = new Map(found.map((r) => [Number(r.site_id), String(r.value)]));
+    return versionText(siteIds, versions);
   }
 
   async show(plan: ReadPlan, id: number): Promise<ReadResult | undefined> {
@@ -340,7 +357,7 @@ export class Executor {
       if (a.compute) for (const c of a.compute.columns) columns.add(c);
       else if (a.sql) {
         const build = a.sql;
-        const ctx = { ...plan.ctx, table: resource.table };
+        const ctx = queryContext(plan.ctx, resource.table);
         computed.push((eb: AnyEB) => build(eb, ctx).as(a.column));
       } else columns.add(a.column);
     }
@@ -379,7 +396,7 @@ export class Executor {
     // its cents column, while the attribute renders text).
     const custom = resource.sorts[name];
     const attribute = custom ? undefined : resource.attributes[name];
-    const ctx = { ...plan.ctx, table: resource.table };
+    const ctx = queryContext(plan.ctx, resource.table);
     const key = (eb: AnyEB): Expression<unknown> =>
       attribute?.sql ? attribute.sql(eb, ctx) : attribute ? eb.ref(`${resource.table}.${attribute.column}`) : custom!(eb, ctx);
     const nullable = attribute ? attribute.nullable : true;
@@ -460,7 +477,7 @@ export class Executor {
     const columns: Selection[] = shape === 'records' ? this.columnsFor(target, plan.fields.get(target.type), plan) : [`${target.table}.id`];
     const tenancy = this.tenancyCondition(target, plan);
     const where = relationship.where;
-    const whereOfTarget = where ? (eb: AnyEB) => where(eb, { ...plan.ctx, table: target.table }) : undefined;
+    const whereOfTarget = where ? (eb: AnyEB) => where(eb, queryContext(plan.ctx, target.table)) : undefined;
     // Shape key and values of this edge's query for a chunk of keys (see query-shapes.ts). Paged or
     // searched includes (a show's narrowing) are rare and built in full.
     const tenancyFragment = this.tenancyFragment(target, plan);
@@ -575,6 +592,37 @@ export class Executor {
   get dialect(): DialectTraits {
     return this.traits;
   }
+}
+
+/**
+ * The data version of a request's sites as one text (`site:version,...`), the key every cache of
+ * answers uses; undefined when a site has no counters (made while they were suspended), which
+ * leaves nothing cacheable.
+ */
+export function versionText(siteIds: readonly number[], versions: ReadonlyMap<number, string>): string | undefined {
+  let text = '';
+  for (const id of siteIds) {
+    const version = versions.get(id);
+    if (version === undefined) return undefined;
+    text += `${text === '' ? '' : ','}${id}:${version}`;
+  }
+  return text;
+}
+
+/**
+ * Whether every table an answer reads moves its sites' data version when written: the listed
+ * table, the targets (and join tables) of the linkage it renders and of its includes, each a
+ * counted table of a site or a join table counted through its parent (src/db/site-counters.ts).
+ * Only such answers may be cached by version. (Select-list subqueries of attributes read counted
+ * tables of the same site, or a site's subdomain, which never changes.)
+ */
+export function answerFollowsVersions(resource: ResourceDefinition, includes: readonly IncludeNode[], registry: ReadPlan['registry']): boolean {
+  if (resource.tenancy.kind !== 'site' || !isCountedTable(resource.table)) return false;
+  const versioned = (relationship: RelationshipDef): boolean =>
+    isCountedTable(registry.get(relationship.type).table) &&
+    (relationship.kind !== 'to-many-through' || isCountedTable(relationship.through) || isSiteJoinTable(relationship.through));
+  for (const relationship of Object.values(resource.relationships)) if (rendersLinkage(relationship) && !versioned(relationship)) return false;
+  return includes.every((node) => versioned(node.relationship) && answerFollowsVersions(node.target, node.children, registry));
 }
 
 /**

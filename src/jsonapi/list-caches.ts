@@ -87,3 +87,46 @@ export class PageBoundaryCache {
     if (entry.value.size > PageBoundaryCache.PER_LIST) entry.value.delete(entry.value.keys().next().value as number);
   }
 }
+
+/** A read's answer as sent: the serialized document and the entity tag that names it. */
+export interface CachedAnswer {
+  body: string;
+  etag: string;
+}
+
+/**
+ * Whole answers of lists and shows, at the data version of the sites they were read from: the
+ * same request asked again before anything it read has changed is answered without reading a
+ * record (polling integrations, dashboards, a page many clients open). Bounded by total size as
+ * well as by count, since a page of 100 records with includes is 100 KB or more; an answer
+ * larger than an eighth of the budget is not kept.
+ */
+export class AnswerCache {
+  private readonly entries = new Map<string, Versioned<CachedAnswer>>();
+  private size = 0;
+
+  constructor(private readonly maxCharacters: number) {}
+
+  get(key: string, version: string): CachedAnswer | undefined {
+    const entry = this.entries.get(key);
+    if (!entry || entry.version !== version) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.value;
+  }
+
+  set(key: string, version: string, answer: CachedAnswer): void {
+    this.forget(key);
+    if (answer.body.length > this.maxCharacters / 8) return;
+    this.entries.set(key, { version, value: answer });
+    this.size += answer.body.length;
+    while (this.size > this.maxCharacters) this.forget(this.entries.keys().next().value as string);
+  }
+
+  private forget(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.size -= entry.value.body.length;
+  }
+}

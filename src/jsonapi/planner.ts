@@ -9,6 +9,7 @@ import { forbidden, invalidParameter, notFound } from './errors.js';
 import { parseBoolean, parsePredicateValue, parseTimestamp, predicateCondition, SUFFIXES_LONGEST_FIRST } from './predicates.js';
 import { splitList, type ParsedQuery } from './query-parser.js';
 import { parseSortValue, type Registry } from './registry.js';
+import { queryContext } from './resource.js';
 import type {
   AnyEB,
   AttributeDef,
@@ -41,7 +42,8 @@ export interface IncludeNode {
 export interface PlanOptions {
   registry: Registry;
   traits: DialectTraits;
-  now: Date;
+  /** The request's "now", read on demand (see RequestTime). */
+  readonly now: Date;
   principal: Principal;
   ignoreUnknownFilters: boolean;
   /** Related-records lists: only these ids of the resource (already within the tenancy). */
@@ -156,7 +158,7 @@ function applyIncludeNarrowing(resource: ResourceDefinition, query: ParsedQuery,
     const conditions: ConditionBuilder[] = [];
     if (entry.search !== undefined && search) {
       const text = entry.search;
-      const ctx = { ...plan.ctx, table: node.target.table };
+      const ctx = queryContext(plan.ctx, node.target.table);
       conditions.push((eb) => search(eb, text, ctx));
     }
     const paged = entry.page !== undefined || entry.per !== undefined;
@@ -185,7 +187,7 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
     const parameter = `filter[${name}]`;
     const named = resource.filters[name];
     if (named) {
-      const value = coerceFilterValue(named, raw, parameter, options.now);
+      const value = coerceFilterValue(named, raw, parameter, options);
       const probe = named.probe;
       if (probe) {
         const answer: { value?: unknown } = {};
@@ -196,7 +198,7 @@ export function planList(resource: ResourceDefinition, query: ParsedQuery, optio
             answer.value = v;
           },
         });
-        conditions.push((eb) => named.where(eb, value as never, { ...ctx, probe: answer.value }));
+        conditions.push((eb) => named.where(eb, value as never, queryContext(ctx, ctx.table, answer.value)));
       } else {
         conditions.push((eb) => named.where(eb, value as never, ctx));
       }
@@ -292,7 +294,7 @@ function planRead(
     accountId: options.principal.accountId,
     permissions: options.principal.permissions,
     registry: options.registry,
-    ctx: { traits: options.traits, now: options.now, table: resource.table },
+    ctx: queryContext(options, resource.table),
   };
 }
 
@@ -420,7 +422,7 @@ export function filterNames(resource: ResourceDefinition): string[] {
   return names;
 }
 
-function coerceFilterValue(filter: NamedFilterDef, raw: string, parameter: string, now: Date): unknown {
+function coerceFilterValue(filter: NamedFilterDef, raw: string, parameter: string, time: { readonly now: Date }): unknown {
   const kind: FilterValueKind = filter.kind;
   const trimmed = raw.trim();
   switch (kind) {
@@ -461,7 +463,7 @@ function coerceFilterValue(filter: NamedFilterDef, raw: string, parameter: strin
         throw invalidParameter(parameter, `${parameter} must be a number of days from 1 to 999999, got ${JSON.stringify(raw)}`);
       }
       const days = Number(trimmed);
-      return { days, since: new Date(now.getTime() - days * 86_400_000) };
+      return { days, since: new Date(time.now.getTime() - days * 86_400_000) };
     }
     case 'decimal':
       if (!/^-?\d{1,12}(\.\d{1,2})?$/.test(trimmed)) {

@@ -194,11 +194,47 @@ export const rel = {
 /** What filter and scope builders may use besides the expression builder. */
 export interface QueryContext {
   traits: DialectTraits;
-  now: Date;
+  /** The request's "now" (its account's clock); reading it makes the answer time-dependent (RequestTime). */
+  readonly now: Date;
   /** The table of the resource being queried, for qualified column names. */
   table: string;
   /** A named filter's `where`: what its `probe` answered for this request. */
   probe?: unknown;
+}
+
+/**
+ * "Now" of one request, read on demand. Whether anything read it says whether the answer depends
+ * on the time as well as on the data: such an answer is never cached (engine.ts, AnswerCache),
+ * since the same request a moment later may mean other records (filter[published], "days ago").
+ */
+export class RequestTime {
+  private wasRead = false;
+  constructor(private readonly at: Date) {}
+
+  get now(): Date {
+    this.wasRead = true;
+    return this.at;
+  }
+
+  get read(): boolean {
+    return this.wasRead;
+  }
+}
+
+/**
+ * The query context of a request for `table` (and a probe's answer): `now` stays a getter, read
+ * only by the builders that use it, so that RequestTime knows. Spreading a context (`{...ctx}`)
+ * would read it, hence this.
+ */
+export function queryContext(base: { traits: DialectTraits; readonly now: Date }, table: string, probe?: unknown): QueryContext {
+  return {
+    traits: base.traits,
+    table,
+    ...(probe !== undefined ? { probe } : {}),
+    get now() {
+      return base.now;
+    },
+  };
 }
 
 /** What a filter's probe may look at: the database and the request's sites. */

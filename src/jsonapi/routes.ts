@@ -48,8 +48,8 @@ export function resourceRoutes(engine: JsonApiEngine, pathPrefix?: string) {
       if (resource.pathPrefix !== pathPrefix) continue;
       if (resource.routes.list) {
         app.get(`/${resource.type}`, { schema: listRouteSchema(engine.registry, resource) }, async (request, reply) => {
-          const doc = await engine.list(resource, rawQueryOf(request), principalOf(request));
-          return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
+          const answer = await engine.listAnswer(resource, rawQueryOf(request), principalOf(request));
+          return reply.type(JSONAPI_MEDIA_TYPE).header('etag', answer.etag).send(answer.body);
         });
       }
       for (const [name, relationship] of Object.entries(resource.relationships)) {
@@ -79,8 +79,8 @@ export function resourceRoutes(engine: JsonApiEngine, pathPrefix?: string) {
           `/${resource.type}/:id`,
           { schema: showRouteSchema(engine.registry, resource) },
           async (request, reply) => {
-            const doc = await engine.show(resource, request.params.id, rawQueryOf(request), principalOf(request));
-            return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
+            const answer = await engine.showAnswer(resource, request.params.id, rawQueryOf(request), principalOf(request));
+            return reply.type(JSONAPI_MEDIA_TYPE).header('etag', answer.etag).send(answer.body);
           },
         );
       }
