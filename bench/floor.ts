@@ -27,6 +27,8 @@ export interface ServerFigures {
 
 export interface FloorRow {
   target: FloorTarget;
+  /** Whether sitebiz ran with its answer cache (ANSWER_CACHE_MB, on by default). */
+  answerCache: boolean;
   sitebiz: ServerFigures;
   raw: ServerFigures;
 }
@@ -42,7 +44,7 @@ export interface FloorOptions {
   workDir: string;
 }
 
-export async function measureFloor(server: RunningServer, targets: FloorTarget[], memory: MemorySampler, options: FloorOptions): Promise<FloorRow[]> {
+export async function measureFloor(server: RunningServer, targets: FloorTarget[], memory: MemorySampler, options: FloorOptions, answerCache: boolean): Promise<FloorRow[]> {
   const recorded: RecordedResponse[] = [];
   for (const target of targets) {
     const res = await server.api.ok(target.path);
@@ -100,7 +102,7 @@ export async function measureFloor(server: RunningServer, targets: FloorTarget[]
         requests: entry.requests,
       };
     };
-    return targets.map((target) => ({ target, sitebiz: figures('sitebiz', target), raw: figures('raw', target) }));
+    return targets.map((target) => ({ target, answerCache, sitebiz: figures('sitebiz', target), raw: figures('raw', target) }));
   } finally {
     await stopChild(raw);
   }

@@ -43,8 +43,11 @@ const WEBHOOK_SITE_CONTACTS = 1000;
 
 async function measureDataset(dataset: Dataset, options: Options, workDir: string): Promise<DatasetResult> {
   const writeSiteId = await createWriteSite(dataset);
-  const server = await startServer(dataset, { workers: options.workers, readyTimeoutMs: 15 * 60_000 });
-  const memory = new MemorySampler(server.child.process.pid!);
+  // Every measure but the first floor comparison runs with the answer cache off: they measure what
+  // reading costs (the same request many times over would otherwise be answered from the cache).
+  const cached = await startServer(dataset, { workers: options.workers, readyTimeoutMs: 15 * 60_000 });
+  let server = cached;
+  let memory = new MemorySampler(server.child.process.pid!);
   try {
     memory.phase('start-up and set-up requests');
     const facts = await learnSiteFacts(server.api, dataset.credentials.siteId);
@@ -56,15 +59,23 @@ async function measureDataset(dataset: Dataset, options: Options, workDir: strin
       name: s.key === shapes[0]!.key ? `GET /v1/contacts?filter[site_id]=S&page[size]=25` : s.key,
       path: s.path!,
     }));
-    console.log('  floor comparison');
-    const floor = await measureFloor(server, floorTargets, memory, {
+    const floorOptions = {
       generator: options.generator,
       connections: options.connections,
       seconds: options.duration,
       rounds: options.rounds,
       warmupSeconds: options.warmup,
       workDir,
-    });
+    };
+    console.log('  floor comparison, answer cache on');
+    const floor = await measureFloor(server, floorTargets, memory, floorOptions, true);
+    memory.stop();
+    server.api.close();
+    await stopChild(server.child);
+    server = await startServer(dataset, { workers: options.workers, readyTimeoutMs: 15 * 60_000, extraArgs: ['--answer-cache-mb', '0'] });
+    memory = new MemorySampler(server.child.process.pid!);
+    console.log('  floor comparison, answer cache off');
+    floor.push(...(await measureFloor(server, floorTargets, memory, floorOptions, false)));
     console.log('  flat cost');
     const flat = await measureFlatCost(server.api, shapes, memory, { samples: options.samples, secondsPerShape: options.sampleSeconds });
     console.log('  bulk sync');

@@ -120,10 +120,13 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
   };
   const pool = new pg.Pool({ ...poolOptions, connectionString: config.connectionString });
-  prepareConnections(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(options) });
   const traits = traitsFor('postgres');
-  const makeRunSelect = (target: pg.Pool) => directSelects(target, config, options.onQuery);
+  // Every pool (the primary's, each replica's) gets its connections set up, then its runSelect.
+  const makeRunSelect = (target: pg.Pool) => {
+    prepareConnections(target, config.pooler !== 'transaction');
+    return directSelects(target, config, options.onQuery);
+  };
   const runSelect = makeRunSelect(pool);
   let replicas: ReplicaSet | undefined;
   if (config.replicas) {

@@ -15,13 +15,15 @@ import type pg from 'pg';
  *   contacts and another ten: page 1 of contacts then scans the site instead of reading 25 index
  *   entries. A custom plan costs a few hundredths of a millisecond of planning per run.
  *
- * They are SET on each new connection (queued before its first query). Through a transaction
- * pooler a SET lands on whichever server connection runs it, so docs/scaling.md asks to set them
- * on the role as well (ALTER ROLE ... SET), where every server connection gets them.
+ * They are SET on each new connection (queued before its first query), unless a transaction
+ * pooler is between (DATABASE_POOLER=transaction): there a SET would stay on whichever server
+ * connection ran it, for the pooler's next client, and sitebiz sets nothing on a session. Set
+ * them on the role instead (docs/scaling.md: ALTER ROLE ... SET), where every server connection
+ * gets them; without named statements, plan_cache_mode does not matter there anyway.
  */
 export const SESSION_SETTINGS = 'set jit = off; set plan_cache_mode = force_custom_plan';
 
-export function prepareConnections(pool: pg.Pool): void {
+export function prepareConnections(pool: pg.Pool, sessionSettings: boolean): void {
   // A connection that fails while idle must not crash the process; the pool drops it (and drops a
   // checked-out one that broke when it is released), so new connections are made once the server
   // is back: recovery needs no restart.
@@ -32,6 +34,6 @@ export function prepareConnections(pool: pg.Pool): void {
     // process. The query itself fails with the error, and the pool drops the connection on release.
     client.on('error', () => {});
     // A server that refuses a setting still serves, only without it.
-    client.query(SESSION_SETTINGS).catch(() => {});
+    if (sessionSettings) client.query(SESSION_SETTINGS).catch(() => {});
   });
 }

@@ -18,7 +18,6 @@
 //   carries `replicaReadsAfter` (src/auth/authenticate.ts sets it for GET and HEAD).
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import { prepareConnections } from './postgres-sessions.js';
 import type { ReplicaConfig } from '../config.js';
 import { redactUrl } from '../config.js';
 import type { RunSelect } from './connect.js';
@@ -81,7 +80,6 @@ class Replica {
     makeRunSelect: (pool: pg.Pool) => RunSelect,
   ) {
     this.pool = new pg.Pool({ ...poolOptions, connectionString: url, connectionTimeoutMillis: REPLICA_CONNECT_TIMEOUT_MS });
-    prepareConnections(this.pool);
     const runOnReplica = makeRunSelect(this.pool);
     const runSelect: RunSelect = async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
       this.reads++;
@@ -159,6 +157,7 @@ export class ReplicaSet {
     private readonly config: ReplicaConfig,
     private readonly primary: PrimaryAccess,
     poolOptions: pg.PoolConfig,
+    /** Sets up a new pool's connections (error listeners, session settings) and gives its runSelect. */
     makeRunSelect: (pool: pg.Pool) => RunSelect,
   ) {
     this.replicas = config.connectionStrings.map((url) => new Replica(url, poolOptions, primary, makeRunSelect));
