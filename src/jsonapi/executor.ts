@@ -169,7 +169,8 @@ export class Executor {
     };
 
     let rows: LinkedRow[];
-    let totalCount: number;
+    // Counted (when it must be) while the related records load: neither needs the other.
+    let totalCount: number | Promise<number>;
     let more: ListResult['more'];
     if (page.cursor) {
       const { direction, from } = page.cursor;
@@ -183,7 +184,7 @@ export class Executor {
       // Coming from a position means there is something on the side we came from (records there
       // may have gone since, which the next request will simply find empty).
       more = backwards ? { before: beyond, after: from !== null } : { before: from !== null, after: beyond };
-      totalCount = await count();
+      totalCount = count();
     } else {
       const offset = (page.number - 1) * page.size;
       const boundaryKey = site ? `${listKey}\u0000${order.name}\u0000${page.size}` : undefined;
@@ -204,12 +205,12 @@ export class Executor {
       // first page is everything.
       if (rows.length > 0 && rows.length < page.size) totalCount = offset + rows.length;
       else if (rows.length === 0 && page.number === 1) totalCount = 0;
-      else totalCount = await count();
+      else totalCount = count();
     }
     const positions = page.cursor ? rows.map((row) => order.position(row)) : undefined;
     for (const row of rows) delete row[SORT_KEY];
-    const included = await this.loadRelated(plan, resource, rows);
-    return { rows, totalCount, included, ...(positions ? { positions } : {}), ...(more ? { more } : {}) };
+    const [total, included] = await Promise.all([totalCount, this.loadRelated(plan, resource, rows)]);
+    return { rows, totalCount: total, included, ...(positions ? { positions } : {}), ...(more ? { more } : {}) };
   }
 
   /**
@@ -435,13 +436,14 @@ export class Executor {
     if (rows.length === 0) return [];
     const store = new IncludedStore();
     store.addPrimary(resource, rows);
-    await this.loadIncludeLevel(plan, rows, plan.includes, store);
-    // Linkage of relationships that were not included but render `data` anyway.
+    // Linkage of relationships that were not included but render `data` anyway: each edge its own
+    // query, run at once with the others and with the includes (on PostgreSQL, round trips on
+    // several connections instead of one after the other; each sets only its own linkage).
     const includedNames = new Set(plan.includes.map((n) => n.name));
-    for (const [name, relationship] of Object.entries(resource.relationships)) {
-      if (includedNames.has(name) || !rendersLinkage(relationship)) continue;
-      await this.loadEdge(plan, name, relationship, rows, 'ids');
-    }
+    const linkage = Object.entries(resource.relationships)
+      .filter(([name, relationship]) => !includedNames.has(name) && rendersLinkage(relationship))
+      .map(([name, relationship]) => this.loadEdge(plan, name, relationship, rows, 'ids'));
+    await Promise.all([this.loadIncludeLevel(plan, rows, plan.includes, store), ...linkage]);
     return store.included();
   }
 
