@@ -26,7 +26,7 @@ export async function createEngine(
     registry: new Registry(options.resources ?? servedResources(config)),
     publicUrl: config.publicUrl,
     ignoreUnknownFilters: config.ignoreUnknownFilters,
-    answerCacheCharacters: config.answerCacheMb * 1024 * 1024,
+    answerCacheBytes: config.answerCacheMb * 1024 * 1024,
     now: options.now ?? (() => new Date()),
     cursorSigningKey: await loadCursorSigningKey(database),
     services: { webhookTargets: webhookTargetPolicy(config.mode, options.lookup) },

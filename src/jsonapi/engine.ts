@@ -25,8 +25,8 @@ export interface EngineOptions {
   registry: Registry;
   publicUrl: string;
   ignoreUnknownFilters: boolean;
-  /** Characters of whole answers each executor keeps (AnswerCache); 0: none. */
-  answerCacheCharacters?: number;
+  /** Bytes of whole answers each executor keeps (AnswerCache); 0: none. */
+  answerCacheBytes?: number;
   now: () => Date;
   /** Signs paging cursors; the same in every process that serves the database. */
   cursorSigningKey: Buffer;
@@ -77,7 +77,7 @@ export class JsonApiEngine {
   constructor(private readonly options: EngineOptions) {
     this.registry = options.registry;
     this.cursors = new CursorCodec(options.cursorSigningKey);
-    this.executor = new Executor(options.db, options.traits, options.runSelect, options.answerCacheCharacters);
+    this.executor = new Executor(options.db, options.traits, options.runSelect, options.answerCacheBytes);
     this.renderer = new DocumentRenderer(options.publicUrl, options.traits);
   }
 
@@ -91,7 +91,7 @@ export class JsonApiEngine {
     if (!source) return this.executor;
     let executor = this.replicaExecutors.get(source);
     if (!executor) {
-      executor = new Executor(source.db, this.options.traits, source.runSelect, this.options.answerCacheCharacters);
+      executor = new Executor(source.db, this.options.traits, source.runSelect, this.options.answerCacheBytes);
       this.replicaExecutors.set(source, executor);
     }
     return executor;
@@ -161,7 +161,7 @@ export class JsonApiEngine {
     const key = version === undefined ? undefined : `${request}\u0000${principal.accountId}\u0000${[...principal.permissions].join(' ')}`;
     const cached = key === undefined ? undefined : executor.answers.get(key, version!);
     if (cached) return cached;
-    const body = JSON.stringify(await read());
+    const body = Buffer.from(JSON.stringify(await read()));
     const answer = { body, etag: entityTag(body) };
     if (key !== undefined && !time.read) executor.answers.set(key, version!, answer);
     return answer;

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { JSONAPI_MEDIA_TYPE } from './media-types.js';
 
 /** A strong tag of the body's bytes: equal tags, equal answers. */
-export function entityTag(body: string): string {
+export function entityTag(body: string | Buffer): string {
   return `"${createHash('sha1').update(body).digest('base64url')}"`;
 }
 
@@ -29,7 +29,8 @@ export function noneMatchNames(header: string, etag: string): boolean {
  */
 export function conditionalReads(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply, payload) => {
-    if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return payload;
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     const type = reply.getHeader('content-type');
     if (typeof type !== 'string' || !type.startsWith(JSONAPI_MEDIA_TYPE)) return payload;
     let etag = reply.getHeader('etag');

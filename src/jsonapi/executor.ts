@@ -90,11 +90,11 @@ export class Executor {
     private readonly db: AnyDb,
     private readonly traits: DialectTraits,
     runSelect?: DatabaseHandle['runSelect'],
-    /** Characters of whole answers to keep (ANSWER_CACHE_MB); none by default (a transaction's reader). */
-    answerCacheCharacters = 0,
+    /** Bytes of whole answers to keep (ANSWER_CACHE_MB); none by default (a transaction's reader). */
+    answerCacheBytes = 0,
   ) {
     this.shapes = new QueryShapes(db, runSelect);
-    this.answers = new AnswerCache(answerCacheCharacters);
+    this.answers = new AnswerCache(answerCacheBytes);
   }
 
   async list(plan: ListPlan): Promise<ListResult> {

@@ -88,9 +88,12 @@ export class PageBoundaryCache {
   }
 }
 
-/** A read's answer as sent: the serialized document and the entity tag that names it. */
+/**
+ * A read's answer as sent: the serialized document, UTF-8 (sent as it is, and counted in the bytes
+ * it takes), and the entity tag that names it.
+ */
 export interface CachedAnswer {
-  body: string;
+  body: Buffer;
   etag: string;
 }
 
@@ -105,7 +108,7 @@ export class AnswerCache {
   private readonly entries = new Map<string, Versioned<CachedAnswer>>();
   private size = 0;
 
-  constructor(private readonly maxCharacters: number) {}
+  constructor(private readonly maxBytes: number) {}
 
   get(key: string, version: string): CachedAnswer | undefined {
     const entry = this.entries.get(key);
@@ -117,10 +120,10 @@ export class AnswerCache {
 
   set(key: string, version: string, answer: CachedAnswer): void {
     this.forget(key);
-    if (answer.body.length > this.maxCharacters / 8) return;
+    if (answer.body.length > this.maxBytes / 8) return;
     this.entries.set(key, { version, value: answer });
     this.size += answer.body.length;
-    while (this.size > this.maxCharacters) this.forget(this.entries.keys().next().value as string);
+    while (this.size > this.maxBytes) this.forget(this.entries.keys().next().value as string);
   }
 
   private forget(key: string): void {
