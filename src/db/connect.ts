@@ -9,7 +9,7 @@ import { redactUrl, SETTINGS } from '../config.js';
 import { traitsFor, type DialectTraits } from './dialect-traits.js';
 import { migrationProvider } from './migrations/index.js';
 import { ReplicaSet } from './replicas.js';
-import { prepareConnections } from './postgres-sessions.js';
+import { prepareConnections, sessionSetUp } from './postgres-sessions.js';
 import { listenForNotifications, type NotificationHandlers, type NotificationListener } from './notifications.js';
 import type { Database } from './schema.js';
 
@@ -117,6 +117,7 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
     // Notice a connection whose server went away without a word (a machine lost, a network cut).
     keepAlive: true,
+    ...sessionSetUp(config.pooler !== 'transaction'),
     ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
   };
   const pool = new pg.Pool({ ...poolOptions, connectionString: config.connectionString });
@@ -124,7 +125,7 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
   const traits = traitsFor('postgres');
   // Every pool (the primary's, each replica's) gets its connections set up, then its runSelect.
   const makeRunSelect = (target: pg.Pool) => {
-    prepareConnections(target, config.pooler !== 'transaction');
+    prepareConnections(target);
     return directSelects(target, config, options.onQuery);
   };
   const runSelect = makeRunSelect(pool);

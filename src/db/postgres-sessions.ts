@@ -1,5 +1,5 @@
-// What every PostgreSQL connection of sitebiz's pools gets when it opens: listeners that keep a
-// broken connection from crashing the process, and the session settings of an OLTP service.
+// What every PostgreSQL connection of sitebiz's pools gets when it opens: the session settings of
+// an OLTP service, and listeners that keep a broken connection from crashing the process.
 import type pg from 'pg';
 
 /**
@@ -15,7 +15,7 @@ import type pg from 'pg';
  *   contacts and another ten: page 1 of contacts then scans the site instead of reading 25 index
  *   entries. A custom plan costs a few hundredths of a millisecond of planning per run.
  *
- * They are SET on each new connection (queued before its first query), unless a transaction
+ * They are SET on each new connection before the pool hands it out (pg-pool's onConnect), unless a transaction
  * pooler is between (DATABASE_POOLER=transaction): there a SET would stay on whichever server
  * connection ran it, for the pooler's next client, and sitebiz sets nothing on a session. Set
  * them on the role instead (docs/scaling.md: ALTER ROLE ... SET), where every server connection
@@ -23,7 +23,14 @@ import type pg from 'pg';
  */
 export const SESSION_SETTINGS = 'set jit = off; set plan_cache_mode = force_custom_plan';
 
-export function prepareConnections(pool: pg.Pool, sessionSettings: boolean): void {
+/** The pool option that sets SESSION_SETTINGS on each new connection, or none (see above). */
+export function sessionSetUp(sessionSettings: boolean): Pick<pg.PoolConfig, 'onConnect'> {
+  if (!sessionSettings) return {};
+  // A server that refuses a setting still serves, only without it.
+  return { onConnect: (client) => client.query(SESSION_SETTINGS).then(() => undefined, () => undefined) };
+}
+
+export function prepareConnections(pool: pg.Pool): void {
   // A connection that fails while idle must not crash the process; the pool drops it (and drops a
   // checked-out one that broke when it is released), so new connections are made once the server
   // is back: recovery needs no restart.
@@ -33,7 +40,5 @@ export function prepareConnections(pool: pg.Pool, sessionSettings: boolean): voi
     // emits 'error', and neither the pool nor Kysely listens then: unheard, it would crash the
     // process. The query itself fails with the error, and the pool drops the connection on release.
     client.on('error', () => {});
-    // A server that refuses a setting still serves, only without it.
-    if (sessionSettings) client.query(SESSION_SETTINGS).catch(() => {});
   });
 }
