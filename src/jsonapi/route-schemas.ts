@@ -110,6 +110,14 @@ export const errorDocumentSchema = Type.Object(
   { title: 'JSON:API errors' },
 );
 
+/** Reads answer conditional requests (src/jsonapi/entity-tags.ts). */
+const notModifiedResponse = {
+  304: {
+    type: 'null',
+    description: "Not Modified: If-None-Match named this answer's ETag (every 200 answer carries one), so the client's copy is current. No body",
+  },
+};
+
 export const errorResponses = {
   400: { ...errorDocumentSchema, description: 'Invalid query parameter (source.parameter names it)' },
   401: { ...errorDocumentSchema, description: 'Missing, malformed, expired or revoked access token' },
@@ -208,6 +216,7 @@ export function listRouteSchema(registry: Registry, resource: ResourceDefinition
           current_page: Type.Optional(Type.Integer()),
         }),
       }),
+      ...notModifiedResponse,
       ...errorResponses,
       ...listNotFoundResponse(resource),
     },
@@ -231,6 +240,7 @@ export function showRouteSchema(registry: Registry, resource: ResourceDefinition
         included: Type.Optional(Type.Array(Type.Object({ id: Type.String(), type: Type.String() }, { additionalProperties: true }))),
         links: Type.Object({ self: Type.String(), current: Type.String() }),
       }),
+      ...notModifiedResponse,
       ...errorResponses,
       404: { ...errorDocumentSchema, description: 'No such record, or one this token may not see' },
     },
