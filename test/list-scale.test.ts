@@ -5,6 +5,7 @@
 // and go.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { buildContactFixture, type ContactFixture } from './support/contact-fixture.js';
 import { createTestApp, DIALECTS, PUBLIC_URL, type TestApp } from './support/harness.js';
 
@@ -246,6 +247,9 @@ for (const dialect of DIALECTS) {
         `/v1/transactions?${site}`,
       ];
       for (const path of paths) await get(path);
+      // Read again, not answered from the answer cache: every site's data version moves, as a write
+      // to it would move it (src/db/site-counters.ts).
+      await sql`update site_counters set value = value + 1 where counter = 'version'`.execute(t.handle.db);
       const warmed = t.app.engine.queryShapeStats;
       // The same shapes with other values.
       const again = paths.map((p) => p.replace(`filter[has_tag_id]=${f.tag.vip}`, `filter[has_tag_id]=${f.tag.beta}`).replace('page[number]=2', 'page[number]=3'));
