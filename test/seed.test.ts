@@ -211,6 +211,28 @@ for (const dialect of DIALECTS) {
         .execute();
       assert.deepEqual(orphans, []);
     });
+
+    it('writes rows that satisfy every foreign key (PostgreSQL loads them without checking)', async () => {
+      if (dialect === 'sqlite') {
+        assert.deepEqual((await sql`pragma foreign_key_check`.execute(db)).rows, []);
+        return;
+      }
+      const keys = await sql<{ child: string; column: string; parent: string; key: string }>`
+        select c.conrelid::regclass::text as child, a.attname as column, c.confrelid::regclass::text as parent, b.attname as key
+          from pg_constraint c
+          join pg_attribute a on a.attrelid = c.conrelid and a.attnum = c.conkey[1]
+          join pg_attribute b on b.attrelid = c.confrelid and b.attnum = c.confkey[1]
+         where c.contype = 'f' and c.connamespace = current_schema()::regnamespace and cardinality(c.conkey) = 1`.execute(db);
+      assert.ok(keys.rows.length > 40, `${keys.rows.length} foreign keys`);
+      const broken: string[] = [];
+      for (const k of keys.rows) {
+        const found = await sql
+          .raw<{ n: string }>(`select count(*) as n from ${k.child} c where c.${k.column} is not null and not exists (select 1 from ${k.parent} p where p.${k.key} = c.${k.column})`)
+          .execute(db);
+        if (Number(found.rows[0]!.n) > 0) broken.push(`${k.child}.${k.column} -> ${k.parent}: ${found.rows[0]!.n}`);
+      }
+      assert.deepEqual(broken, []);
+    });
   });
 
   describe(`sitebiz seed: determinism and --account [${dialect}]`, () => {
