@@ -35,9 +35,11 @@ for (const dialect of DIALECTS) {
     let token: string;
     let db: AnyDb;
     let siteId: number;
+    let indexesBefore: IndexState[] = [];
 
     before(async () => {
       t = await createTestApp(dialect);
+      if (dialect === 'postgres') indexesBefore = await indexState(t.handle.db as unknown as AnyDb);
       seeded = await seedAccount(t.handle, t.config.database, { contactsPerSite: CONTACTS_PER_SITE, sites: 2, seed: 7, clock: t.clock, batchSize: 300 });
       token = await t.tokenFor(seeded.client_id, seeded.client_secret);
       db = t.handle.db as unknown as AnyDb;
@@ -233,6 +235,22 @@ for (const dialect of DIALECTS) {
       }
       assert.deepEqual(broken, []);
     });
+
+    if (dialect === 'postgres') {
+      it('leaves the indexes as the migrations made them, every one valid; the plain ones were built again', async () => {
+        const after = await indexState(db);
+        const definitions = (state: IndexState[]) => state.map((i) => `${i.name}: ${i.definition} ${i.valid}`);
+        assert.deepEqual(definitions(after), definitions(indexesBefore));
+        assert.ok(after.every((i) => i.valid));
+        // The seed more than doubled contacts: its plain indexes were dropped for the load and built
+        // again (new objects), its unique ones kept.
+        const oid = (state: IndexState[], name: string) => state.find((i) => i.name === name)?.oid;
+        assert.notEqual(oid(after, 'contacts_site_created_idx'), oid(indexesBefore, 'contacts_site_created_idx'));
+        assert.equal(oid(after, 'contacts_site_email_uq'), oid(indexesBefore, 'contacts_site_email_uq'));
+        const left = await db.selectFrom('instance_settings').select('name').where('name', 'like', 'bulk_load_%').execute();
+        assert.deepEqual(left, []);
+      });
+    }
   });
 
   describe(`sitebiz seed: determinism and --account [${dialect}]`, () => {
@@ -267,6 +285,26 @@ for (const dialect of DIALECTS) {
         first.contacts!.map((c) => (c as { email: string }).email),
       );
     });
+
+    if (dialect === 'postgres') {
+      it('builds the indexes an interrupted load left dropped before it loads', async () => {
+        const t = await createTestApp(dialect);
+        try {
+          const db = t.handle.db as unknown as AnyDb;
+          const before = await indexState(db);
+          const definition = before.find((i) => i.name === 'email_events_contact_kind_idx')!.definition;
+          // What a load that died between dropping an index and building it again leaves.
+          await db.insertInto('instance_settings').values({ name: 'bulk_load_deferred_index:email_events_contact_kind_idx', value: definition }).execute();
+          await sql`drop index email_events_contact_kind_idx`.execute(db);
+          await seedAccount(t.handle, t.config.database, { contactsPerSite: 100, sites: 1, seed: 3, clock: t.clock });
+          const after = await indexState(db);
+          assert.deepEqual(after.map((i) => i.definition), before.map((i) => i.definition));
+          assert.deepEqual(await db.selectFrom('instance_settings').select('name').where('name', 'like', 'bulk_load_%').execute(), []);
+        } finally {
+          await t.close();
+        }
+      });
+    }
 
     it('adds sites to an existing account, with a new key for its owner, after data of other accounts', async () => {
       const t = await createTestApp(dialect);
@@ -331,6 +369,23 @@ for (const dialect of DIALECTS) {
       }
     });
   });
+}
+
+interface IndexState {
+  name: string;
+  definition: string;
+  valid: boolean;
+  oid: string;
+}
+
+/** PostgreSQL: every index of the app's schema. */
+async function indexState(db: AnyDb): Promise<IndexState[]> {
+  const found = await sql<IndexState>`
+    select c.relname as name, pg_get_indexdef(i.indexrelid) as definition, i.indisvalid as valid, i.indexrelid::text as oid
+      from pg_index i join pg_class c on c.oid = i.indexrelid
+     where c.relnamespace = current_schema()::regnamespace
+     order by c.relname`.execute(db);
+  return found.rows;
 }
 
 // --- The command line, in a child process, on a database of its own -----------------------------

@@ -98,7 +98,8 @@ export async function seedAccount(handle: DatabaseHandle, database: DatabaseConf
   let contactsDone = 0;
 
   await suspendDerivedData(handle);
-  const loader = await openBulkLoader(handle, database);
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  const loader = await openBulkLoader(handle, database, { batches: siteIds.length * Math.ceil(options.contactsPerSite / batchSize) });
   try {
     for (const [s, siteId] of siteIds.entries()) {
       const job: SiteJob = {
@@ -108,7 +109,7 @@ export async function seedAccount(handle: DatabaseHandle, database: DatabaseConf
         siteSeed: seedOf(seed, 'site', s),
         nowMs: clock.now().getTime(),
         contacts: options.contactsPerSite,
-        batchSize: options.batchSize ?? DEFAULT_BATCH_SIZE,
+        batchSize,
         catalogueIds: {},
       };
       // The catalogue: a few hundred rows, written the ordinary way (ids from RETURNING); the
