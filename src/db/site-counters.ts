@@ -364,6 +364,7 @@ export async function analyzeTables(db: AnyDb): Promise<void> {
 
 DERIVED_DATA.push({
   name: 'site counters',
+  kind: 'rows',
   async suspend(handle: DatabaseHandle) {
     await run(handle.db, TRIGGERS[handle.traits.name].drop());
   },

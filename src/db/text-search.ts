@@ -333,6 +333,7 @@ export async function createTrigramIndex(db: AnyDb, dialect: DialectName, index:
 
 DERIVED_DATA.push({
   name: 'trigram text search indexes',
+  kind: 'index',
   async suspend(handle: DatabaseHandle) {
     for (const index of TRIGRAM_INDEXES) await DIALECTS[handle.traits.name].suspend(handle.db, index);
   },
