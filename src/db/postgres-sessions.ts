@@ -3,25 +3,22 @@
 import type pg from 'pg';
 
 /**
- * Session settings, each measured at 1,000,000 contacts (docs/scaling.md, "Session settings"):
+ * The session setting, measured at 1,000,000 contacts (docs/scaling.md, "PostgreSQL session
+ * settings"): `jit = off`. PostgreSQL JIT-compiles a statement whose cost estimate passes
+ * jit_above_cost, which a deep page's OFFSET, a count of a large site, or a generic plan of page 1
+ * (it cannot know LIMIT $2 is 25) does. Compiling costs 10-300 ms on every run, for statements that
+ * run in well under a millisecond to a few without it; nothing sitebiz runs is the long analytical
+ * query JIT pays off for. (plan_cache_mode stays `auto`: forcing custom plans re-planned the token's
+ * statement on every request, 0.8 ms each against 0.006 ms for its generic plan, and tripled a
+ * page's time; with JIT off the generic plan of page 1 runs in 0.1 ms.)
  *
- * - `jit = off`: PostgreSQL JIT-compiles a statement whose cost estimate passes jit_above_cost,
- *   which a deep page's OFFSET or a count of a large site does. Compiling costs 20-30 ms on every
- *   run, for statements that run in a few ms without it; nothing sitebiz runs is the long
- *   analytical query JIT pays off for.
- * - `plan_cache_mode = force_custom_plan`: sitebiz's reads are named prepared statements
- *   (connect.ts, runSelect). After five runs PostgreSQL may switch one to a generic plan, made
- *   without the parameters' values, and a generic plan cannot know that a site has a million
- *   contacts and another ten: page 1 of contacts then scans the site instead of reading 25 index
- *   entries. A custom plan costs a few hundredths of a millisecond of planning per run.
- *
- * They are SET on each new connection before the pool hands it out (pg-pool's onConnect), unless a transaction
- * pooler is between (DATABASE_POOLER=transaction): there a SET would stay on whichever server
- * connection ran it, for the pooler's next client, and sitebiz sets nothing on a session. Set
- * them on the role instead (docs/scaling.md: ALTER ROLE ... SET), where every server connection
- * gets them; without named statements, plan_cache_mode does not matter there anyway.
+ * It is SET on each new connection before the pool hands it out (pg-pool's onConnect), unless a
+ * transaction pooler is between (DATABASE_POOLER=transaction): there a SET would stay on whichever
+ * server connection ran it, for the pooler's next client, and sitebiz sets nothing on a session.
+ * Set it on the role instead (docs/scaling.md: ALTER ROLE ... SET), where every server connection
+ * gets it.
  */
-export const SESSION_SETTINGS = 'set jit = off; set plan_cache_mode = force_custom_plan';
+export const SESSION_SETTINGS = 'set jit = off';
 
 /** The pool option that sets SESSION_SETTINGS on each new connection, or none (see above). */
 export function sessionSetUp(sessionSettings: boolean): Pick<pg.PoolConfig, 'onConnect'> {
