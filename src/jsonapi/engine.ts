@@ -152,7 +152,7 @@ export class JsonApiEngine {
     read: () => Promise<object>,
   ): Promise<CachedAnswer> {
     let version: string | undefined;
-    if (plan.siteIds.length > 0 && answerFollowsVersions(plan.resource, plan.includes, this.registry)) {
+    if (executor.answers.enabled && plan.siteIds.length > 0 && answerFollowsVersions(plan.resource, plan.includes, this.registry)) {
       version =
         executor === this.executor && principal.siteVersions ? versionText(plan.siteIds, principal.siteVersions) : await executor.dataVersion(plan.siteIds);
     }

@@ -110,6 +110,11 @@ export class AnswerCache {
 
   constructor(private readonly maxBytes: number) {}
 
+  /** False with ANSWER_CACHE_MB=0: then nothing is kept, and no version need be read for it. */
+  get enabled(): boolean {
+    return this.maxBytes > 0;
+  }
+
   get(key: string, version: string): CachedAnswer | undefined {
     const entry = this.entries.get(key);
     if (!entry || entry.version !== version) return undefined;
