@@ -180,12 +180,13 @@ export async function seedAccount(handle: DatabaseHandle, database: DatabaseConf
  * snapshot. SQLite writes one transaction at a time, so there they follow each other.
  */
 async function finishLoad(handle: DatabaseHandle, loader: BulkLoader, snapshot: (() => Promise<void>) | undefined): Promise<void> {
-  let tasks: Array<() => Promise<void>> = [() => loader.close()];
+  // The indexes are built again (and the loader's session closed) even when the recount failed;
+  // only the snapshot, which would save wrong counters, waits for it.
+  const tasks: Array<() => Promise<void>> = [() => loader.close(), () => rebuildDerivedData(handle, ['index'])];
   try {
     await rebuildDerivedData(handle, ['rows']);
-    tasks = [() => loader.close(), () => rebuildDerivedData(handle, ['index']), ...(snapshot ? [snapshot] : [])];
+    if (snapshot) tasks.push(snapshot);
   } finally {
-    // Even when the recount failed, the loader's indexes are built again (and its session closed).
     if (handle.traits.writeTransactionsSerialized) {
       for (const task of tasks) await task();
     } else {
