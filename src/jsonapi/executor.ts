@@ -155,8 +155,8 @@ export class Executor {
         // Skipping records: they are read as narrowly as possible (id and sort key, which an index
         // can cover), and only the page's own records are joined back for their columns. Selected
         // in one query, every skipped record would be fetched and its select-list subqueries
-        // (contacts' external_user_id) run, to be thrown away: 94 ms instead of 24 for a page
-        // 41,500 records deep at 1,000,000 contacts on PostgreSQL.
+        // (contacts' external_user_id) run, to be thrown away: 112-172 ms instead of 5-7 for a
+        // page 41,500 records deep at 1,000,000 contacts on PostgreSQL (docs/scaling.md).
         let skipped = q.select(`${resource.table}.id`);
         if (walk.key) skipped = skipped.select((eb: AnyEB) => sql`${walk.key!(eb)}`.as(SORT_KEY));
         skipped = walk.apply(skipped).limit(limit).offset(offset);
