@@ -90,7 +90,7 @@ export async function measureSandbox(kind: DatabaseKind, options: SandboxOptions
     );
     await scribble(handle, demoSite);
     const resets: Timing[] = [];
-    for (const n of [1, 2, 3]) resets.push(only(await timed(`demo: reset #${n}`, () => resetAccount(handle, demoAccount), (r) => r.restoredRows)));
+    for (const n of [1, 2, 3]) resets.push(only(await timed(`demo: reset #${n}`, () => resetAccount(handle, demoAccount, new Date()), (r) => r.restoredRows)));
 
     const n = options.contacts.toLocaleString('en-US');
     const seeded = await timed(
@@ -102,11 +102,11 @@ export async function measureSandbox(kind: DatabaseKind, options: SandboxOptions
     const accountId = Number(seeded.result.account_id);
     const siteId = Number(seeded.result.site_ids[0]);
     await scribble(handle, siteId);
-    const resetAfterWrites = await timed(`${n} contacts: reset after writes`, () => resetAccount(handle, accountId), (r) => r.restoredRows);
-    const resetAgain = await timed(`${n} contacts: reset again`, () => resetAccount(handle, accountId), (r) => r.restoredRows);
+    const resetAfterWrites = await timed(`${n} contacts: reset after writes`, () => resetAccount(handle, accountId, new Date()), (r) => r.restoredRows);
+    const resetAgain = await timed(`${n} contacts: reset again`, () => resetAccount(handle, accountId, new Date()), (r) => r.restoredRows);
     const save = await timed(`${n} contacts: snapshot save`, () => saveSnapshot(handle, accountId, 'bench', new Date()), (s) => s.totalRows);
     await scribble(handle, siteId);
-    const restore = await timed(`${n} contacts: snapshot restore`, () => restoreSnapshot(handle, accountId, 'bench'), (r) => r.restoredRows);
+    const restore = await timed(`${n} contacts: snapshot restore`, () => restoreSnapshot(handle, accountId, 'bench', new Date()), (r) => r.restoredRows);
     const deleted = await timed(`${n} contacts: snapshot delete`, () => deleteSnapshot(handle, accountId, 'bench'), () => save.rows);
     return {
       contacts: options.contacts,

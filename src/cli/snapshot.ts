@@ -74,7 +74,7 @@ export const resetCommand: Command = {
   ],
   options,
   async run(values) {
-    const { accountId, result } = await onAccount(values, (handle, id) => resetAccount(handle, id));
+    const { accountId, result } = await onAccount(values, (handle, id) => resetAccount(handle, id, new Date()));
     reportRestore(values, accountId, result, 'Reset');
   },
 };
@@ -98,7 +98,7 @@ export const snapshotRestoreCommand: Command = {
   options,
   async run(values, positionals) {
     const name = nameOf(positionals, snapshotRestoreCommand.usage);
-    const { accountId, result } = await onAccount(values, (handle, id) => restoreSnapshot(handle, id, name));
+    const { accountId, result } = await onAccount(values, (handle, id) => restoreSnapshot(handle, id, name, new Date()));
     reportRestore(values, accountId, result, `Restored ${name} to`);
   },
 };

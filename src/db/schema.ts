@@ -756,6 +756,11 @@ export interface SnapshotsTable {
   clock_offset_ms: DbBigint;
   /** JSON text: rows saved per data table. */
   row_counts: string;
+  /**
+   * JSON text (0016): the account's hooks then, `[{id, failing_since, disabled_at}]`, their health
+   * as it was; null for snapshots taken before.
+   */
+  hook_states: string | null;
   /** Real time. */
   created_at: DbTimestamp;
 }

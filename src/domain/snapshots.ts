@@ -6,7 +6,9 @@
 // account's clock offset. A restore, in one transaction holding every site's write lock:
 // deletes the sites' rows (children first), inserts the saved rows back (parents first) with their
 // ids, and sets the clock back to the snapshot's. Nothing else of the account changes: users,
-// keys, grants, hooks and the delivery log are kept (KEPT_TABLES).
+// keys, grants, hooks and the delivery log are kept (KEPT_TABLES), except the hooks' health
+// (failing_since, disabled_at), which goes back to the snapshot's (restoreHookStates): a hook the
+// restored time has not seen fail is not left "disabled since" a date that has not come.
 //
 // The counters kept by triggers (src/db/site-counters.ts) are set from the restored rows at the end
 // (withCounterUpkeepSuspended: on PostgreSQL the per-row upkeep is off meanwhile), so row counts
@@ -103,13 +105,76 @@ function summaryOf(row: { name: string; created_at: unknown; clock_offset_ms: un
   };
 }
 
+interface SnapshotRow {
+  id: number | string;
+  name: string;
+  created_at: unknown;
+  clock_offset_ms: unknown;
+  row_counts: string;
+  hook_states: string | null;
+}
+
 async function findSnapshot(db: AnyDb, accountId: number, name: string) {
   return db
     .selectFrom('snapshots')
-    .select(['id', 'name', 'created_at', 'clock_offset_ms', 'row_counts'])
+    .select(['id', 'name', 'created_at', 'clock_offset_ms', 'row_counts', 'hook_states'])
     .where('account_id', '=', accountId)
     .where('name', '=', name)
-    .executeTakeFirst() as Promise<{ id: number | string; name: string; created_at: unknown; clock_offset_ms: unknown; row_counts: string } | undefined>;
+    .executeTakeFirst() as Promise<SnapshotRow | undefined>;
+}
+
+/** A hook's health as a snapshot keeps it (snapshots.hook_states), timestamps as ISO strings. */
+interface HookState {
+  id: number;
+  failing_since: string | null;
+  disabled_at: string | null;
+  updated_at: string | null;
+}
+
+async function hookStatesOf(handle: DatabaseHandle, db: AnyDb, siteIds: readonly number[]): Promise<HookState[]> {
+  if (siteIds.length === 0) return [];
+  const rows = await db.selectFrom('hooks').select(['id', 'failing_since', 'disabled_at', 'updated_at']).where('site_id', 'in', siteIds).orderBy('id').execute();
+  const decode = (value: unknown) => handle.traits.decodeTimestamp(value);
+  return rows.map((r: Record<string, unknown>) => ({
+    id: Number(r.id),
+    failing_since: decode(r.failing_since),
+    disabled_at: decode(r.disabled_at),
+    updated_at: decode(r.updated_at),
+  }));
+}
+
+/**
+ * Puts each hook's health back as the snapshot saw it. A hook made since (or every hook, for a
+ * snapshot taken before snapshots kept hooks) loses the health stamped after the restored account
+ * time: its failures have not happened yet in the time the account is back to. Hooks themselves,
+ * their targets and secrets, are never restored (KEPT_TABLES: the integration's configuration).
+ */
+async function restoreHookStates(handle: DatabaseHandle, db: AnyDb, siteIds: readonly number[], saved: string | null, restoredNow: Date): Promise<void> {
+  const savedById = new Map<number, HookState>();
+  for (const state of saved ? (JSON.parse(saved) as HookState[]) : []) savedById.set(state.id, state);
+  const encode = (iso: string | null) => (iso === null ? null : handle.traits.encodeTimestamp(new Date(iso)));
+  const notYet = (iso: string | null) => iso !== null && new Date(iso).getTime() > restoredNow.getTime();
+  for (const current of await hookStatesOf(handle, db, siteIds)) {
+    const then = savedById.get(current.id);
+    let next: HookState;
+    if (then) next = then;
+    else if (notYet(current.disabled_at) || notYet(current.failing_since)) {
+      // Disabled or failing only after the restored time: it has not failed yet. Its earlier
+      // health, if any, stays (a hook disabled before the restored time stays disabled).
+      const disabledLater = notYet(current.disabled_at);
+      next = {
+        ...current,
+        disabled_at: disabledLater ? null : current.disabled_at,
+        failing_since: disabledLater || notYet(current.failing_since) ? null : current.failing_since,
+      };
+    } else continue;
+    if (next.failing_since === current.failing_since && next.disabled_at === current.disabled_at) continue;
+    await db
+      .updateTable('hooks')
+      .set({ failing_since: encode(next.failing_since), disabled_at: encode(next.disabled_at), updated_at: encode(next.updated_at ?? current.updated_at) })
+      .where('id', '=', current.id)
+      .execute();
+  }
 }
 
 async function dropSnapshotRows(db: AnyDb, snapshotId: number): Promise<void> {
@@ -157,6 +222,7 @@ export async function saveSnapshot(
         name,
         clock_offset_ms: account.clock_offset_ms,
         row_counts: '{}',
+        hook_states: JSON.stringify(await hookStatesOf(handle, db, siteIds)),
         created_at: handle.traits.encodeTimestamp(realNow),
       })
       .returning('id')
@@ -201,8 +267,11 @@ export async function deleteSnapshot(handle: DatabaseHandle, accountId: number, 
   });
 }
 
-/** Puts the account's data back as the snapshot saved it, and its clock where it was then. */
-export async function restoreSnapshot(handle: DatabaseHandle, accountId: number, name: string): Promise<RestoreResult> {
+/**
+ * Puts the account's data back as the snapshot saved it, its hooks' health too, and its clock
+ * where it was then.
+ */
+export async function restoreSnapshot(handle: DatabaseHandle, accountId: number, name: string, realNow: Date): Promise<RestoreResult> {
   const started = performance.now();
   const result = await inTransaction(handle, async (db) => {
     const siteIds = await lockAccountSites(handle, db, accountId);
@@ -234,12 +303,13 @@ export async function restoreSnapshot(handle: DatabaseHandle, accountId: number,
       return rows;
     });
     await db.updateTable('accounts').set({ clock_offset_ms: snapshot.clock_offset_ms }).where('id', '=', accountId).execute();
+    await restoreHookStates(handle, db, siteIds, snapshot.hook_states, new Date(realNow.getTime() + Number(snapshot.clock_offset_ms)));
     return { snapshot: summaryOf(snapshot), restoredRows };
   });
   return { ...result, milliseconds: Math.round(performance.now() - started) };
 }
 
 /** POST /v1/test_helpers/reset and `sitebiz reset`: back to the seed snapshot. */
-export function resetAccount(handle: DatabaseHandle, accountId: number): Promise<RestoreResult> {
-  return restoreSnapshot(handle, accountId, SEED_SNAPSHOT);
+export function resetAccount(handle: DatabaseHandle, accountId: number, realNow: Date): Promise<RestoreResult> {
+  return restoreSnapshot(handle, accountId, SEED_SNAPSHOT, realNow);
 }

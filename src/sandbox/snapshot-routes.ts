@@ -149,7 +149,7 @@ export function snapshotRoutes(services: SandboxServices) {
           response: { 200: restoreAnswer, ...errorResponses, 409: error('The account has no seed snapshot (no_seed_snapshot)') },
         },
       },
-      async (request, reply) => restored(reply, await withSnapshotErrors(() => resetAccount(services.database, principalOf(request).accountId))),
+      async (request, reply) => restored(reply, await withSnapshotErrors(() => resetAccount(services.database, principalOf(request).accountId, services.now()))),
     );
 
     app.get(
@@ -212,7 +212,7 @@ export function snapshotRoutes(services: SandboxServices) {
       },
       async (request, reply) => {
         const { name } = request.params as { name: string };
-        return restored(reply, await withSnapshotErrors(() => restoreSnapshot(services.database, principalOf(request).accountId, name)));
+        return restored(reply, await withSnapshotErrors(() => restoreSnapshot(services.database, principalOf(request).accountId, name, services.now())));
       },
     );
 

@@ -117,7 +117,7 @@ describe('the demo account of a new database', () => {
       const before = await contacts();
       assert.equal(before, seed.rowCounts.contacts);
       await handle.db.deleteFrom('contacts').where('site_id', '=', Number(result.site_id)).execute();
-      const reset = await resetAccount(handle, accountId);
+      const reset = await resetAccount(handle, accountId, new Date());
       assert.equal(reset.restoredRows, seed.totalRows);
       assert.equal(await contacts(), before);
     } finally {

@@ -51,7 +51,7 @@ export function snapshotRoutes(app: FastifyInstance, ctx: SandboxContext): void 
     }),
   );
   app.post('/sandbox/reset', CONSOLE_ROUTE, async (request, reply) => {
-    const outcome = await attempt(() => withSnapshotErrors(() => resetAccount(deps.database, accountOf(request))));
+    const outcome = await attempt(() => withSnapshotErrors(() => resetAccount(deps.database, accountOf(request), deps.now())));
     if ('refused' in outcome) return listPage(ctx, request, reply, { refusal: outcome.refused });
     return listPage(ctx, request, reply, { restored: outcome.ok, notice: `Reset done: the data is as it was seeded. ${restoredText(outcome.ok)}` });
   });
@@ -66,7 +66,7 @@ export function snapshotRoutes(app: FastifyInstance, ctx: SandboxContext): void 
     });
   });
   app.post<{ Params: { name: string } }>('/sandbox/snapshots/:name/restore', CONSOLE_ROUTE, async (request, reply) => {
-    const outcome = await attempt(() => withSnapshotErrors(() => restoreSnapshot(deps.database, accountOf(request), request.params.name)));
+    const outcome = await attempt(() => withSnapshotErrors(() => restoreSnapshot(deps.database, accountOf(request), request.params.name, deps.now())));
     if ('refused' in outcome) return listPage(ctx, request, reply, { refusal: outcome.refused });
     return listPage(ctx, request, reply, { restored: outcome.ok, notice: `Restored snapshot ${outcome.ok.snapshot.name}. ${restoredText(outcome.ok)}` });
   });
