@@ -28,6 +28,8 @@ const UNSPLITTABLE: Record<string, { reason: string; expect: (total: number) => 
   // created_at and updated_at are NOT NULL columns, so `_null` is all or nothing.
   'landing_pages.created_at_null': { reason: 'created_at is never null', expect: (n) => [['true', 0], ['false', n]] },
   'landing_pages.updated_at_null': { reason: 'updated_at is never null', expect: (n) => [['true', 0], ['false', n]] },
+  // Their hosts are made up: enabled, every delivery would fail (docs/sandbox.md "The demo's hooks").
+  'hooks.disabled_at_null': { reason: 'every demo hook is disabled', expect: (n) => [['true', 0], ['false', n]] },
 };
 
 const FAMILY_RESOURCES = new Set(['contacts', 'customers']);

@@ -480,9 +480,13 @@ export function buildCatalogue(set: RowSet, site: { id: number; subdomain: strin
     ['tag_removed', 'https://crm.example.com/webhooks/vip-removed', tags.vip, 90],
   ];
   for (const [event, target_url, resource, createdDaysAgo] of hooks) {
-    // The fulfilment endpoint has failed every delivery since a week ago: disabled after 5 days.
-    const failing = event === 'order_created' ? { failing_since: t.ago(7), disabled_at: t.ago(2) } : {};
-    set.add('hooks', { event, target_url, resource_id: resource, ...stamps(createdDaysAgo), ...failing });
+    // Every demo hook is disabled, so sitebiz never posts the demo's people to these made-up hosts
+    // (no sandbox can reach the business's CRM) and a clock advance does not fill the delivery log
+    // with failures and disable them one by one (docs/sandbox.md "The demo's hooks"). The
+    // fulfilment endpoint's story stays: it failed every delivery from a week ago and was disabled
+    // after 5 days; the others were switched off when the demo was made.
+    const health = event === 'order_created' ? { failing_since: t.ago(7), disabled_at: t.ago(2) } : { disabled_at: t.ago(0) };
+    set.add('hooks', { event, target_url, resource_id: resource, ...stamps(createdDaysAgo), ...health });
   }
 
   // --- Payouts: every two weeks; the newest still pending, an instant payout in transit --------------------------------

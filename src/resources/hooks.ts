@@ -8,7 +8,7 @@ export const hooks = defineResource({
   description: 'Webhook subscriptions: an event of the site and the URL it is posted to.',
   readPermission: 'view:hooks',
   tenancy: { kind: 'site', column: 'site_id' },
-  defaultSort: '-created_at',
+  defaultSort: '-id',
   attributes: {
     event: attr.string({
       filter: ['eq', 'in'],
@@ -27,7 +27,7 @@ export const hooks = defineResource({
       nullable: true,
       filter: ['null'],
       description:
-        'When the hook was disabled because every delivery failed for 5 days (a sitebiz extension); nothing is delivered to it until POST /v1/hooks/{id}/enable. Null while it is enabled',
+        'When the hook was disabled (a sitebiz extension): because every delivery failed for 5 days, or from the start (the demo\'s hooks, whose hosts are made up); nothing is delivered to it until POST /v1/hooks/{id}/enable. Null while it is enabled',
     }),
     failing_since: attr.datetime({
       nullable: true,
