@@ -20,7 +20,7 @@ export const events = defineResource({
   readPermission: null,
   recordPermissions: { column: 'event_type', permissions: EVENT_READ_PERMISSIONS },
   tenancy: { kind: 'site', column: 'site_id' },
-  defaultSort: '-created_at',
+  defaultSort: '-id',
   attributes: {
     event: attr.string({ column: 'event_type', filter: ['eq', 'in'], enum: HOOK_EVENT_NAMES }),
     resource_id: attr.id({

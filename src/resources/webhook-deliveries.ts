@@ -17,7 +17,7 @@ export const webhookDeliveries = defineResource({
     'failed: every attempt of the retry schedule failed; cancelled: the hook was deleted first.',
   readPermission: 'view:hooks',
   tenancy: { kind: 'site', column: 'site_id' },
-  defaultSort: '-created_at',
+  defaultSort: '-id',
   attributes: {
     event: attr.string({ filter: ['eq', 'in'], enum: HOOK_EVENT_NAMES }),
     resource_id: attr.id({ nullable: true, description: 'The id of the record that triggered the event: the `id` of the delivery\'s body' }),
