@@ -12,6 +12,7 @@ import type { CheckoutResult } from '../../domain/checkouts.js';
 import { MAX_QUANTITY } from '../../domain/checkouts.js';
 import type { ResourceObject } from '../../jsonapi/document.js';
 import { formatMoney } from '../../resources/money.js';
+import { requireWholeAccount } from '../../sandbox/account-wide.js';
 import { runCheckout } from '../../sandbox/checkouts.js';
 import { readAdvanceDocument } from '../../sandbox/clock.js';
 import { leaseMs } from '../../webhooks/delivery-queue.js';
@@ -86,6 +87,7 @@ export function sandboxPage(renderer: ConsoleRenderer): ConsolePage {
         const fields = { advance_by: form.get('advance_by')?.trim() ?? '', advance_to: form.get('advance_to')?.trim() ?? '' };
         const principal = sessionOf(request).principal;
         const outcome = await attempt(async () => {
+          await requireWholeAccount(deps.database, principal, 'Advancing the account clock');
           // The route's own reading of {"data":{"type":"clocks","attributes":{...}}}: the same checks, the same messages.
           const target = readAdvanceDocument({ data: { type: 'clocks', attributes: givenAttributes(fields) } });
           return advanceAccountClock(deps.engine, deps.database, principal, target, { realNow: deps.now, leaseMs: leaseMs(deps.config.webhookTimeoutMs) });
