@@ -35,6 +35,7 @@ for (const dialect of DIALECTS) {
     let assistantId: number;
     let adminId: number;
     const tokens = { owner: '', admin: '', assistant: '' };
+    const get = (url: string, token: string) => t.request({ method: 'GET', url, token });
     /** Site 2's records: a subscriber's purchase, its transaction, contact and a message sent to it. */
     const site2Records = { offer: 0, purchase: '', transaction: '', contact: '', message: '', email: '' };
 
@@ -90,7 +91,7 @@ for (const dialect of DIALECTS) {
             snapshots: await countOf('snapshots'),
             offset: await clockOffset(),
           };
-          const res = await send(t, route.method, route.path, tokens.assistant, route.body);
+          const res = route.method === 'GET' ? await get(route.path, tokens.assistant) : await send(t, route.method, route.path, tokens.assistant, route.body);
           assertError(res, 403, 'whole_account_required');
           const detail = res.json().errors[0].detail as string;
           assert.match(detail, /every site of the account/);
@@ -112,7 +113,7 @@ for (const dialect of DIALECTS) {
         for (const [who, token] of [['admin', tokens.admin], ['owner', tokens.owner]] as const) {
           const saved = await send(t, 'POST', '/v1/test_helpers/snapshots', token, snapshotNamed(`by-${who}`));
           assert.equal(saved.statusCode, 201, saved.body);
-          const listed = await send(t, 'GET', '/v1/test_helpers/snapshots', token);
+          const listed = await get('/v1/test_helpers/snapshots', token);
           assert.equal(listed.statusCode, 200, listed.body);
           assert.ok((listed.json().data as Array<{ id: string }>).some((s) => s.id === `by-${who}`));
           const charged = await countOf('transactions', { site: site2 });
@@ -125,7 +126,7 @@ for (const dialect of DIALECTS) {
           assert.equal((await send(t, 'DELETE', `/v1/test_helpers/snapshots/by-${who}`, token)).statusCode, 204);
         }
         // The clock is the account's: anyone with manage:sandbox may read it.
-        assert.equal((await send(t, 'GET', '/v1/test_helpers/clock', tokens.assistant)).statusCode, 200);
+        assert.equal((await get('/v1/test_helpers/clock', tokens.assistant)).statusCode, 200);
       });
     });
 
@@ -150,9 +151,9 @@ for (const dialect of DIALECTS) {
           }),
           404,
         );
-        assertError(await send(t, 'GET', `/v1/test_helpers/messages/${site2Records.message}`, tokens.assistant), 404);
-        assertError(await send(t, 'GET', `/v1/test_helpers/messages?filter[site_id]=${site2}`, tokens.assistant), 404);
-        const mailbox = await send(t, 'GET', '/v1/test_helpers/messages?page[size]=100', tokens.assistant);
+        assertError(await get(`/v1/test_helpers/messages/${site2Records.message}`, tokens.assistant), 404);
+        assertError(await get(`/v1/test_helpers/messages?filter[site_id]=${site2}`, tokens.assistant), 404);
+        const mailbox = await get('/v1/test_helpers/messages?page[size]=100', tokens.assistant);
         assert.equal(mailbox.statusCode, 200, mailbox.body);
         assert.ok(!mailbox.body.includes(site2Records.email), 'the assistant\'s mailbox has no message of site 2');
         assert.deepEqual(
@@ -160,14 +161,14 @@ for (const dialect of DIALECTS) {
           before,
         );
         // The same requests reach site 2 for the all-sites administrator.
-        assert.equal((await send(t, 'GET', `/v1/test_helpers/messages/${site2Records.message}`, tokens.admin)).statusCode, 200);
+        assert.equal((await get(`/v1/test_helpers/messages/${site2Records.message}`, tokens.admin)).statusCode, 200);
       });
     });
 
     describe('the request journal', () => {
       /** Every journal entry a token sees, as "METHOD path". */
       const journalOf = async (token: string) => {
-        const res = await send(t, 'GET', '/v1/test_helpers/requests?page[size]=100', token);
+        const res = await get('/v1/test_helpers/requests?page[size]=100', token);
         assert.equal(res.statusCode, 200, res.body);
         return res.json().data as Array<{ id: string; attributes: { method: string; path: string; client_id: string; response_body: string | null } }>;
       };
@@ -212,8 +213,8 @@ for (const dialect of DIALECTS) {
         const ownerEntries = await journalOf(tokens.owner);
         const site2Entry = ownerEntries.find((e) => e.attributes.method === 'POST' && e.attributes.path === '/v1/contacts');
         assert.ok(site2Entry);
-        assertError(await send(t, 'GET', `/v1/test_helpers/requests/${site2Entry.id}`, tokens.assistant), 404);
-        assert.equal((await send(t, 'GET', `/v1/test_helpers/requests/${site2Entry.id}`, tokens.admin)).statusCode, 200);
+        assertError(await get(`/v1/test_helpers/requests/${site2Entry.id}`, tokens.assistant), 404);
+        assert.equal((await get(`/v1/test_helpers/requests/${site2Entry.id}`, tokens.admin)).statusCode, 200);
 
         // The owner and the all-sites administrator see every entry, whoever made it.
         for (const token of [tokens.owner, tokens.admin]) {
@@ -237,10 +238,10 @@ for (const dialect of DIALECTS) {
           assert.equal((await t.get(`/v1/contacts?filter[site_id]=${site2}`, tokens.owner)).statusCode, 200, 'the owner\'s site-2 request');
           assert.equal((await t.get(`/v1/contacts?filter[site_id]=${site1}`, tokens.owner)).statusCode, 200, 'the owner reaches site 2 too');
           assert.equal((await t.get(`/v1/contacts?filter[site_id]=${site2}`, tokens.admin)).statusCode, 200, 'the administrator\'s site-2 request');
-          assertError(await t.get('/v1/contacts', tokens.assistant) as never, 503, 'fault_injected');
+          assertError(await get('/v1/contacts', tokens.assistant), 503, 'fault_injected');
           // Everyone reaching only site 1 may see it, and the owner.
           for (const token of [tokens.assistant, tokens.owner, tokens.admin]) {
-            const listed = await send(t, 'GET', '/v1/test_helpers/faults', token);
+            const listed = await get('/v1/test_helpers/faults', token);
             assert.ok((listed.json().data as Array<{ id: string }>).some((f) => f.id === fault.id));
           }
         } finally {
@@ -254,12 +255,12 @@ for (const dialect of DIALECTS) {
         const fault = made.json().data;
         assert.equal(fault.attributes.site_ids, null);
         try {
-          assertError(await t.get('/v1/offers', tokens.assistant) as never, 503, 'fault_injected');
-          const listed = await send(t, 'GET', '/v1/test_helpers/faults', tokens.assistant);
+          assertError(await get('/v1/offers', tokens.assistant), 503, 'fault_injected');
+          const listed = await get('/v1/test_helpers/faults', tokens.assistant);
           assert.ok(!(listed.json().data as Array<{ id: string }>).some((f) => f.id === fault.id));
-          assertError(await send(t, 'GET', `/v1/test_helpers/faults/${fault.id}`, tokens.assistant), 404);
+          assertError(await get(`/v1/test_helpers/faults/${fault.id}`, tokens.assistant), 404);
           assertError(await send(t, 'DELETE', `/v1/test_helpers/faults/${fault.id}`, tokens.assistant), 404);
-          assert.equal((await send(t, 'GET', `/v1/test_helpers/faults/${fault.id}`, tokens.admin)).statusCode, 200, 'the all-sites administrator sees it');
+          assert.equal((await get(`/v1/test_helpers/faults/${fault.id}`, tokens.admin)).statusCode, 200, 'the all-sites administrator sees it');
         } finally {
           assert.equal((await send(t, 'DELETE', `/v1/test_helpers/faults/${fault.id}`, tokens.owner)).statusCode, 200);
         }
@@ -279,6 +280,10 @@ for (const dialect of DIALECTS) {
         assert.equal((await assistant.post('/console/sandbox/reset')).statusCode, 403);
         assert.equal((await assistant.post('/console/sandbox/snapshots', { name: 'from-console' })).statusCode, 403);
         assert.equal((await assistant.post('/console/sandbox/snapshots/seed/delete')).statusCode, 403);
+        const main = await assistant.get('/console/sandbox');
+        assert.equal(main.statusCode, 200);
+        assert.match(main.body, /id="clock-not-allowed"/, 'the sandbox page says why the clock cannot be moved');
+        assert.doesNotMatch(main.body, /name="advance_by"/, 'and offers no advance form');
         const offset = await clockOffset();
         const clock = await assistant.post('/console/sandbox/clock', { advance_by: 'P2M' });
         assert.equal(clock.statusCode, 403, 'the clock form is refused');
@@ -294,6 +299,7 @@ for (const dialect of DIALECTS) {
         const ownerRequests = await owner.get('/console/requests');
         assert.ok(ownerRequests.body.includes(marker), 'the owner\'s Requests page has it');
         assert.equal((await owner.get('/console/sandbox/snapshots')).statusCode, 200);
+        assert.match((await owner.get('/console/sandbox')).body, /name="advance_by"/, 'the owner gets the clock forms');
       });
     });
 
