@@ -249,6 +249,14 @@ for (const dialect of DIALECTS) {
         }
       });
 
+      it('the all-sites administrator\'s fault is account-wide, as the owner\'s', async () => {
+        const made = await createFault(tokens.admin, { path: '/v1/products*', status: 502, times: 1 });
+        assert.equal(made.statusCode, 201, made.body);
+        assert.equal(made.json().data.attributes.site_ids, null);
+        assertError(await get(`/v1/products?filter[site_id]=${site2}`, tokens.owner), 502, 'fault_injected');
+        assert.equal((await send(t, 'DELETE', `/v1/test_helpers/faults/${made.json().data.id}`, tokens.admin)).statusCode, 200);
+      });
+
       it('the owner\'s fault is account-wide: it answers everyone, and a site-limited user neither sees nor deletes it', async () => {
         const made = await createFault(tokens.owner, { path: '/v1/offers*', status: 503 });
         assert.equal(made.statusCode, 201, made.body);
@@ -304,11 +312,13 @@ for (const dialect of DIALECTS) {
     });
 
     describe('reset by the owner', () => {
-      it('puts the whole account back to its seed, site 2 included (why it is account-wide)', async () => {
+      it('the all-sites administrator and the owner reset the whole account, site 2 included (why it is account-wide)', async () => {
         assert.ok((await countOf('contacts', { site: site2 })) > 0);
-        const res = await send(t, 'POST', '/v1/test_helpers/reset', tokens.owner);
+        const res = await send(t, 'POST', '/v1/test_helpers/reset', tokens.admin);
         assert.equal(res.statusCode, 200, res.body);
         assert.equal(await countOf('contacts', { site: site2 }), 0, 'the seed predates site 2\'s records');
+        const again = await send(t, 'POST', '/v1/test_helpers/reset', tokens.owner);
+        assert.equal(again.statusCode, 200, again.body);
       });
     });
   });
