@@ -34,6 +34,28 @@ export interface Principal {
    * keys what the request reads from the primary by it (src/jsonapi/engine.ts).
    */
   siteVersions?: ReadonlyMap<number, string>;
+  /**
+   * The sites this request's reads and writes reached so far, as the engine notes them
+   * (noteTouchedSites): the sandbox's request journal records them, and a user limited to some
+   * sites sees the requests about its own sites only. Set per API request by authentication.
+   */
+  touchedSites?: Set<number>;
+}
+
+/** Notes sites a request reached (Principal.touchedSites); nothing for a principal that keeps no note. */
+export function noteTouchedSites(principal: Principal, siteIds: Iterable<number>): void {
+  const touched = principal.touchedSites;
+  if (touched) for (const id of siteIds) touched.add(id);
+}
+
+/**
+ * The principal without its note of touched sites: for the reads that render what a write just
+ * wrote, which reach no site the write did not (a show's scope is every site of the user).
+ */
+export function withoutSiteNote(principal: Principal): Principal {
+  if (principal.touchedSites === undefined) return principal;
+  const { touchedSites: _, ...rest } = principal;
+  return rest;
 }
 
 /**

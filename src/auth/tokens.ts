@@ -37,6 +37,8 @@ export interface ApiKeyIdentity {
   id: number;
   accountId: number;
   clientId: string;
+  /** The key's user (the request journal records whose request it was). */
+  userId: number;
 }
 
 /** Tokens just issued, and the API key they were issued to. */
@@ -76,13 +78,13 @@ export class TokenService {
       ? undefined
       : await this.handle.db
           .selectFrom('api_keys')
-          .select(['id', 'secret_hash', 'account_id', 'client_id'])
+          .select(['id', 'secret_hash', 'account_id', 'client_id', 'user_id'])
           .where('client_id', '=', clientId)
           .executeTakeFirst();
     // Hash the presented secret even when the client is unknown, so timing does not tell.
     const matches = secretMatches(clientSecret, key?.secret_hash ?? '0'.repeat(64));
     if (!key || !matches) return undefined;
-    return { id: Number(key.id), accountId: Number(key.account_id), clientId: key.client_id };
+    return { id: Number(key.id), accountId: Number(key.account_id), clientId: key.client_id, userId: Number(key.user_id) };
   }
 
   /**
@@ -113,6 +115,7 @@ export class TokenService {
           'oauth_grants.revoked_at',
           'api_keys.account_id',
           'api_keys.client_id',
+          'api_keys.user_id',
         ])
         .where('oauth_grants.refresh_token_hash', '=', sha256Hex(refreshToken))
         .executeTakeFirst();
@@ -138,7 +141,7 @@ export class TokenService {
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
       if (Number(revoked.numUpdatedRows) !== 1) return revokeFamily();
-      const key = { id: Number(grant.api_key_id), accountId: Number(grant.account_id), clientId: grant.client_id };
+      const key = { id: Number(grant.api_key_id), accountId: Number(grant.account_id), clientId: grant.client_id, userId: Number(grant.user_id) };
       return { key, tokens: await this.issue(key.id, grant.family_id, trx) };
     });
   }

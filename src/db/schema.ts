@@ -662,6 +662,11 @@ export interface RequestJournalTable {
   request_body: string | null;
   response_body: string | null;
   created_at: DbTimestamp;
+  /** The user of the key that made the request; null for entries older than this column. */
+  user_id: DbId | null;
+  /** The sites the request reached, ",1,2," ("" for none; src/sandbox/site-scope.ts). */
+  site_ids: Generated<string>;
+  site_count: Generated<number>;
 }
 
 /** Faults injected into an account's requests (POST /v1/test_helpers/faults). */
@@ -677,6 +682,11 @@ export interface SandboxFaultsTable {
   rate: number | null;
   hits: Generated<number>;
   created_at: DbTimestamp;
+  /** Who created the fault; null for faults older than this column. */
+  user_id: DbId | null;
+  /** The sites the fault is limited to, ",1,2," ("" for the whole account; src/sandbox/site-scope.ts). */
+  site_ids: Generated<string>;
+  site_count: Generated<number>;
 }
 
 export interface Database {
@@ -757,7 +767,7 @@ export interface SnapshotsTable {
   /** JSON text: rows saved per data table. */
   row_counts: string;
   /**
-   * JSON text (0016): the account's hooks then, `[{id, failing_since, disabled_at}]`, their health
+   * JSON text (0017): the account's hooks then, `[{id, failing_since, disabled_at}]`, their health
    * as it was; null for snapshots taken before.
    */
   hook_states: string | null;

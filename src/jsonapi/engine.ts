@@ -1,6 +1,6 @@
 // The JSON:API engine: parse → plan → execute → render, for any declared resource.
 import type { Kysely } from 'kysely';
-import { accountNow, type Principal } from '../auth/principal.js';
+import { accountNow, noteTouchedSites, withoutSiteNote, type Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import type { ReadSource } from '../db/replicas.js';
@@ -106,6 +106,7 @@ export class JsonApiEngine {
   async list(resource: ResourceDefinition, rawQuery: string, principal: Principal): Promise<ListDocument> {
     const query = parseQueryString(rawQuery);
     const plan = planList(resource, query, this.planOptions(principal));
+    noteRead(principal, plan);
     return this.listDocument(this.readerFor(principal), resource, query, plan, this.listUrl(resource));
   }
 
@@ -117,6 +118,7 @@ export class JsonApiEngine {
     const time = new RequestTime(this.now(principal));
     const query = parseQueryString(rawQuery);
     const plan = planList(resource, query, this.planOptions(principal, time));
+    noteRead(principal, plan);
     const executor = this.readerFor(principal);
     return this.answer(executor, plan, principal, time, `list\u0000${resource.type}\u0000${rawQuery}`, () =>
       this.listDocument(executor, resource, query, plan, this.listUrl(resource)),
@@ -128,6 +130,7 @@ export class JsonApiEngine {
     const time = new RequestTime(this.now(principal));
     const query = parseQueryString(rawQuery);
     const plan = planShow(resource, query, this.planOptions(principal, time));
+    noteRead(principal, plan);
     const executor = this.readerFor(principal);
     return this.answer(executor, plan, principal, time, `show\u0000${resource.type}\u0000${rawId}\u0000${rawQuery}\u0000${path ?? ''}`, () =>
       this.showDocument(executor, resource, rawId, query, plan, path),
@@ -204,6 +207,7 @@ export class JsonApiEngine {
   async show(resource: ResourceDefinition, rawId: string, rawQuery: string, principal: Principal, path?: string): Promise<ShowDocument> {
     const query = parseQueryString(rawQuery);
     const plan = planShow(resource, query, this.planOptions(principal));
+    noteRead(principal, plan);
     return this.showDocument(this.readerFor(principal), resource, rawId, query, plan, path);
   }
 
@@ -228,6 +232,7 @@ export class JsonApiEngine {
     if (!relationship) throw notFound(`${resource.type} has no relationship ${name}`);
     const executor = this.readerFor(principal);
     const parentPlan = planShow(resource, parseQueryString(''), this.planOptions(principal));
+    noteRead(principal, parentPlan);
     const id = parseIdValue(rawId);
     const target = this.registry.get(relationship.type);
     const query = parseQueryString(rawQuery);
@@ -264,6 +269,7 @@ export class JsonApiEngine {
     const relationship = resource.relationships[name];
     if (!relationship) throw notFound(`${resource.type} has no relationship ${name}`);
     const plan = planShow(resource, query, this.planOptions(principal));
+    noteRead(principal, plan);
     const target = this.registry.get(relationship.type);
     if (target.readPermission !== null && !principal.permissions.has(target.readPermission)) {
       throw forbidden(`Reading ${target.type} needs the ${target.readPermission} permission, which this API key does not have`);
@@ -299,7 +305,8 @@ export class JsonApiEngine {
       return write.create!(ctx, { ...document, targets });
     });
     const created = typeof id === 'number' ? { id, meta: undefined } : id;
-    const doc = await this.show(resource, String(created.id), '', principal);
+    // The record's site is noted already (its targets were found); the show's scope is wider.
+    const doc = await this.show(resource, String(created.id), '', withoutSiteNote(principal));
     if (created.meta) doc.data.meta = created.meta;
     return doc;
   }
@@ -313,7 +320,7 @@ export class JsonApiEngine {
       const targets = await this.findTargets(ctx.handle.db, resource, document.relationships, principal);
       await write.update!(ctx, record, { ...document, targets });
     });
-    return this.show(resource, rawId, '', principal);
+    return this.show(resource, rawId, '', withoutSiteNote(principal));
   }
 
   /** `DELETE /v1/<type>/<id>`: answers `{"data": {}}` as upstream does. */
@@ -358,7 +365,7 @@ export class JsonApiEngine {
       }
       await run(ctx, record, targets, meta);
     });
-    return this.relationship(resource, rawId, name, '', principal);
+    return this.relationship(resource, rawId, name, '', withoutSiteNote(principal));
   }
 
   /** `POST /v1/<type>/<id>/<action>`: runs a declared action; answers with a record. */
@@ -385,7 +392,7 @@ export class JsonApiEngine {
       return result ?? { type: resource.type, id: record.id, created: false };
     });
     const answerResource = this.registry.get(answer.type);
-    const shown = await this.show(answerResource, String(answer.id), '', principal);
+    const shown = await this.show(answerResource, String(answer.id), '', withoutSiteNote(principal));
     if (answer.meta) shown.data.meta = answer.meta;
     return { status: answer.created ? 201 : action.accepted ? 202 : 200, document: shown };
   }
@@ -480,6 +487,7 @@ export class JsonApiEngine {
    * behave as the same requests one after another would, and never deadlock on each other.
    */
   private async lockSites(ctx: WriteContext, siteIds: readonly number[]): Promise<void> {
+    noteTouchedSites(ctx.principal, siteIds);
     for (const siteId of [...new Set(siteIds)].sort((a, b) => a - b)) await lockSiteWrites(ctx.handle.db, ctx.handle.traits, siteId);
   }
 
@@ -544,7 +552,9 @@ export class JsonApiEngine {
       query = query.where(`${resource.table}.${resource.recordPermissions!.column}`, 'in', visible);
     }
     const row = await query.executeTakeFirst();
-    return row ? { id, siteId: Number(row.site_id) } : undefined;
+    if (!row) return undefined;
+    noteTouchedSites(principal, [Number(row.site_id)]);
+    return { id, siteId: Number(row.site_id) };
   }
 
   /** `time`: the request's "now", when whether it is read matters (the answer cache). */
@@ -568,4 +578,14 @@ function requirePermissions(principal: Principal, permissions: Array<string | nu
   const needed = permissions.filter((p): p is string => p !== null);
   const missing = needed.find((p) => !principal.permissions.has(p));
   if (missing) throw forbidden(`${what} needs the ${[...new Set(needed)].join(' and ')} permissions; this API key lacks ${missing}`);
+}
+
+/**
+ * Notes the sites a read reached (Principal.touchedSites): its site scope, when its records or
+ * included records belong to sites. A single record's scope is every site of the user unless
+ * filter[site_id] narrows it: the note says where the answer could come from.
+ */
+function noteRead(principal: Principal, plan: ReadPlan): void {
+  const tenancy = plan.resource.tenancy;
+  if (tenancy.kind === 'site' || tenancy.siteColumn !== undefined || plan.includes.length > 0) noteTouchedSites(principal, plan.siteIds);
 }

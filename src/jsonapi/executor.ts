@@ -310,6 +310,9 @@ export class Executor {
    */
   private tenancyFragment(resource: ResourceDefinition, plan: ReadPlan): Fragment {
     const { tenancy, table } = resource;
+    // A reader-dependent condition binds what its declaration binds: compiled each time (these
+    // are the sandbox's small tables), its text still naming the shape.
+    if (tenancy.kind === 'account' && tenancy.visibleTo) return this.shapes.fragment(this.tenancyCondition(resource, plan));
     const values: unknown[] = tenancy.kind === 'account' ? [plan.accountId] : [];
     if (tenancy.kind === 'site' || tenancy.siteColumn !== undefined) values.push(...plan.siteIds);
     const visible = visibleValues(resource, plan.permissions);
@@ -341,10 +344,12 @@ export class Executor {
         return siteIds.length === 0 ? sql<boolean>`1 = 0` : eb(`${table}.${tenancy.column}`, 'in', siteIds);
       }
       const sameAccount = eb(`${table}.${tenancy.column}`, '=', plan.accountId);
-      if (tenancy.siteColumn === undefined) return sameAccount;
-      const site =
-        siteIds.length === 0 ? sql<boolean>`1 = 0` : eb(`${table}.${tenancy.siteColumn}`, 'in', siteIds);
-      return eb.and([sameAccount, site]);
+      const narrowed = tenancy.visibleTo?.(eb, { accountId: plan.accountId, userId: plan.userId, role: plan.role, siteIds });
+      const conditions = narrowed ? [sameAccount, narrowed] : [sameAccount];
+      if (tenancy.siteColumn !== undefined) {
+        conditions.push(siteIds.length === 0 ? sql<boolean>`1 = 0` : eb(`${table}.${tenancy.siteColumn}`, 'in', siteIds));
+      }
+      return conditions.length === 1 ? sameAccount : eb.and(conditions);
     };
     return visible ? (eb) => eb.and([tenant(eb), visibility(eb)]) : tenant;
   }

@@ -83,6 +83,9 @@ export interface ReadPlan {
   /** Site ids the request may see, applied to the primary data and to every include. */
   siteIds: readonly number[];
   accountId: number;
+  /** The reader's user and role (a tenancy's visibleTo narrows by them). */
+  userId: number;
+  role: string;
   /** The key's permissions: with the sites, which records exist for the request (recordPermissions). */
   permissions: ReadonlySet<string>;
   ctx: QueryContext;
@@ -292,6 +295,8 @@ function planRead(
     includes,
     siteIds,
     accountId: options.principal.accountId,
+    userId: options.principal.userId,
+    role: options.principal.role,
     permissions: options.principal.permissions,
     registry: options.registry,
     ctx: queryContext(options, resource.table),

@@ -365,8 +365,21 @@ export type TenancyDef =
    * user reaches several sites, or always with `requireSiteFilter`.
    */
   | { kind: 'site'; column: string; requireSiteFilter?: boolean }
-  /** Records carry an account id column (sites themselves, users). */
-  | { kind: 'account'; column: string; siteColumn?: string };
+  /**
+   * Records carry an account id column (sites themselves, users). `visibleTo` narrows them per
+   * reader when the records are about sites of the account without belonging to one (the
+   * sandbox's request journal and faults): a condition, or undefined for every record.
+   */
+  | { kind: 'account'; column: string; siteColumn?: string; visibleTo?: (eb: AnyEB, viewer: TenantViewer) => Condition | undefined };
+
+/** Who reads, as a tenancy's `visibleTo` sees it. */
+export interface TenantViewer {
+  accountId: number;
+  userId: number;
+  role: string;
+  /** The sites the reader reaches, ascending. */
+  siteIds: readonly number[];
+}
 
 export interface ResourceDefinition {
   type: string;

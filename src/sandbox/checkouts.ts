@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../auth/authenticate.js';
-import type { Principal } from '../auth/principal.js';
+import { withoutSiteNote, type Principal } from '../auth/principal.js';
 import { createCheckout, MAX_QUANTITY, paymentDeclined, type CheckoutResult } from '../domain/checkouts.js';
 import { refundTransaction } from '../domain/refunds.js';
 import type { JsonApiEngine, ShowDocument } from '../jsonapi/engine.js';
@@ -155,9 +155,9 @@ export const checkoutRoutes: SandboxPart = ({ engine }) =>
         const result = await runCheckout(engine, principal, request.body);
         // Committed: the failed charge of a declined checkout stays, and the answer is the error.
         if (result.declined) throw paymentDeclined(result);
-        const doc: ShowDocument = await engine.show(purchases, String(result.purchaseId), 'include=transactions,customer', principal);
+        const doc: ShowDocument = await engine.show(purchases, String(result.purchaseId), 'include=transactions,customer', withoutSiteNote(principal));
         if (result.orderId !== null) {
-          const order = await engine.show(engine.registry.get('orders'), String(result.orderId), '', principal);
+          const order = await engine.show(engine.registry.get('orders'), String(result.orderId), '', withoutSiteNote(principal));
           doc.included = [...(doc.included ?? []), order.data];
         }
         return reply.code(201).header('location', doc.links.self).type(JSONAPI_MEDIA_TYPE).send(doc);
@@ -200,7 +200,7 @@ export const checkoutRoutes: SandboxPart = ({ engine }) =>
           if (typeof document.attributes.amount_in_cents === 'number') amount = document.attributes.amount_in_cents;
         }
         const result = await engine.transact(principal, (ctx, records) => refundTransaction(ctx, records, request.params.id, amount));
-        const doc = await engine.show(transactions, String(result.refundId), '', principal);
+        const doc = await engine.show(transactions, String(result.refundId), '', withoutSiteNote(principal));
         return reply.code(201).header('location', doc.links.self).type(JSONAPI_MEDIA_TYPE).send(doc);
       },
     );

@@ -12,6 +12,7 @@ import { parseTimestamp } from '../jsonapi/predicates.js';
 import { errorDocumentSchema, errorResponses } from '../jsonapi/route-schemas.js';
 import { refuseQueryParameters } from '../jsonapi/routes.js';
 import { leaseMs } from '../webhooks/delivery-queue.js';
+import { requireWholeAccount } from './account-wide.js';
 import { SANDBOX_TAG, type SandboxPart } from './part.js';
 
 const TYPE = 'clocks';
@@ -147,12 +148,13 @@ export const clockPart: SandboxPart = (services) =>
           ...common,
           summary: 'Advance the account clock',
           description:
-            "Moves the key's account clock forward, by an ISO 8601 duration (advance_by, from the account's current time; years and months are calendar units) or to a time (advance_to), and runs what falls due in between, in time order and each once even when advances race: renewals and payment plan installments, and webhook retries (due as much earlier as the clock moved). The clock never goes back (422). Access tokens keep real time. Sandbox mode only; manage:sandbox.",
+            "Moves the key's account clock forward, by an ISO 8601 duration (advance_by, from the account's current time; years and months are calendar units) or to a time (advance_to), and runs what falls due in between, in time order and each once even when advances race: renewals and payment plan installments, and webhook retries (due as much earlier as the clock moved). The clock never goes back (422). Access tokens keep real time. It moves every site's time, so it needs the owner or a user given every site (403 whole_account_required otherwise). Sandbox mode only; manage:sandbox.",
           body: advanceBodySchema,
           response: {
             200: { ...clockDocumentSchema, description: 'The account clock after the advance' },
             ...errorResponses,
             400: { ...errorDocumentSchema, description: 'The body is not a clocks document' },
+            403: { ...errorDocumentSchema, description: 'The key lacks manage:sandbox, or its user does not reach every site of the account (whole_account_required)' },
             409: { ...errorDocumentSchema, description: 'data.type is not clocks' },
             422: { ...errorDocumentSchema, description: 'Neither or both of advance_by and advance_to, an invalid duration or time, or a target that is not later than the clock (source.pointer names the member)' },
           },
@@ -160,6 +162,7 @@ export const clockPart: SandboxPart = (services) =>
       },
       async (request, reply) => {
         const principal = principalOf(request);
+        await requireWholeAccount(database, principal, 'Advancing the account clock');
         const target = readAdvanceDocument(request.body);
         const state = await advanceAccountClock(engine, database, principal, target, { realNow: now, leaseMs: leaseMs(config.webhookTimeoutMs) });
         return reply.type(JSONAPI_MEDIA_TYPE).send(clockDocument(state, config.publicUrl));

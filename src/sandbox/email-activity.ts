@@ -4,6 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../auth/authenticate.js';
+import { withoutSiteNote } from '../auth/principal.js';
 import { EMAIL_ACTIVITY_KINDS, recordEmailActivity } from '../domain/email-activity.js';
 import { JSONAPI_MEDIA_TYPE } from '../jsonapi/http.js';
 import { errorDocumentSchema, errorResponses, resourceObjectSchema } from '../jsonapi/route-schemas.js';
@@ -70,7 +71,7 @@ export const emailActivityRoutes: SandboxPart = ({ engine }) =>
         const recorded = await engine.transact(principal, (ctx, records) => recordEmailActivity(ctx, records, request.params.id, document));
         // Only for keys that may read contacts: including it for another key would answer 403 after the write.
         const include = contacts.readPermission === null || principal.permissions.has(contacts.readPermission) ? 'include=contact' : '';
-        const doc = await engine.show(activities, String(recorded.id), include, principal);
+        const doc = await engine.show(activities, String(recorded.id), include, withoutSiteNote(principal));
         return reply.code(201).header('location', doc.links.self).type(JSONAPI_MEDIA_TYPE).send(doc);
       },
     );

@@ -4,6 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../auth/authenticate.js';
+import { withoutSiteNote } from '../auth/principal.js';
 import { ApiError } from '../jsonapi/errors.js';
 import { JSONAPI_MEDIA_TYPE } from '../jsonapi/http.js';
 import { errorDocumentSchema, errorResponses, resourceObjectSchema } from '../jsonapi/route-schemas.js';
@@ -56,7 +57,7 @@ export const failNextPaymentPart: SandboxPart = ({ engine }) =>
             .where('id', '=', found.id)
             .execute();
         });
-        const doc = await engine.show(purchases, id, '', principal, `/v1/purchases/${id}`);
+        const doc = await engine.show(purchases, id, '', withoutSiteNote(principal), `/v1/purchases/${id}`);
         return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
       },
     );

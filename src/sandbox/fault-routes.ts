@@ -10,7 +10,9 @@ import { createRouteSchema, deleteRouteSchema } from '../jsonapi/route-schemas.j
 import { refuseQueryParameters } from '../jsonapi/routes.js';
 import { readResourceDocument, type WriteRules } from '../jsonapi/write-document.js';
 import { FAULT_RETRY_AFTER_SECONDS, FAULT_STATUSES, faultsChanged, MAX_LATENCY_MS } from './faults.js';
+import { reachesWholeAccount } from './account-wide.js';
 import { SANDBOX_PERMISSION, SANDBOX_TAG, type SandboxPart, type SandboxServices } from './part.js';
+import { siteColumns, sitesOf, visibleBySites } from './site-scope.js';
 
 export const FAULT_METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
 const MAX_TIMES = 1_000_000;
@@ -25,9 +27,11 @@ export const faults = defineResource({
     'Faults on demand (sandbox): requests of the account\'s keys whose method and path match a fault get its answer ' +
     `(status 429, 500, 502, 503 or 504, a JSON:API error with code fault_injected; Retry-After: ${FAULT_RETRY_AFTER_SECONDS} with 429 and 503) or its delay (latency_ms), or the delay and then the answer. ` +
     'times: only that many requests, counted across processes; rate: that share of the matching requests; neither: every one until the fault is deleted. ' +
-    'The first matching fault (lowest id) applies, from the next request on in every process. /v1/test_helpers/* is never faulted.',
+    'The first matching fault (lowest id) applies, from the next request on in every process. /v1/test_helpers/* is never faulted. ' +
+    'A fault made by a user limited to some sites is limited to them (site_ids): it answers only requests of keys whose every site is among them, so never a request about another site; such a user sees and deletes only the faults limited to its sites.',
   readPermission: SANDBOX_PERMISSION,
-  tenancy: { kind: 'account', column: 'account_id' },
+  // A user limited to some sites sees the faults limited to its sites (site-scope.ts).
+  tenancy: { kind: 'account', column: 'account_id', visibleTo: visibleBySites('sandbox_faults') },
   defaultSort: 'created_at',
   attributes: {
     method: attr.string({ nullable: true, filter: ['eq', 'in'], enum: [...FAULT_METHODS, '*'], description: 'The HTTP method matched; * or absent: any (rendered null)' }),
@@ -38,6 +42,11 @@ export const faults = defineResource({
     remaining: attr.integer({ nullable: true, description: 'How many of times are left; 0: spent, the fault matches no more' }),
     rate: attr.number({ nullable: true, description: 'The share of matching requests faulted, above 0 and at most 1; null: every one' }),
     hits: attr.integer({ description: 'Requests the fault has answered or delayed' }),
+    site_ids: attr.computed('json', ['site_ids'], (row) => (row.site_ids ? sitesOf(String(row.site_ids)).map(String) : null), {
+      nullable: true,
+      description:
+        "The sites the fault is limited to (a user limited to some sites creates faults limited to them): it answers only requests of keys whose every site is one of these. null: the whole account's requests",
+    }),
     created_at: attr.datetime({ sort: true }),
   },
 });
@@ -102,10 +111,19 @@ export async function createFault(services: Pick<SandboxServices, 'engine' | 'da
   const { engine } = services;
   const { db, traits } = services.database;
   const values = checkFault(readResourceDocument(faults, body, RULES, { create: true }).attributes);
+  // Limited to the creator's sites unless it reaches every site of the account (account-wide.ts).
+  const scope = siteColumns((await reachesWholeAccount(services.database, principal)) ? [] : principal.siteIds);
   const row = await db.transaction().execute(async (trx) => {
     const inserted = await trx
       .insertInto('sandbox_faults')
-      .values({ account_id: principal.accountId, ...values, remaining: values.times, created_at: traits.encodeTimestamp(engine.now(principal)) })
+      .values({
+        account_id: principal.accountId,
+        ...values,
+        remaining: values.times,
+        created_at: traits.encodeTimestamp(engine.now(principal)),
+        user_id: principal.userId,
+        ...scope,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     await faultsChanged(trx, principal.accountId);
@@ -114,9 +132,15 @@ export async function createFault(services: Pick<SandboxServices, 'engine' | 'da
   return engine.show(faults, String(row.id), '', principal);
 }
 
-/** Deletes a fault of the principal's account (404 when it has none of that id), as DELETE /v1/test_helpers/faults/{id} does. */
-export async function deleteFault(services: Pick<SandboxServices, 'database'>, principal: Principal, rawId: string): Promise<void> {
+/**
+ * Deletes a fault of the principal's account (404 when it has none of that id, or none the
+ * principal may see: a user limited to some sites deletes only faults limited to them), as
+ * DELETE /v1/test_helpers/faults/{id} does.
+ */
+export async function deleteFault(services: Pick<SandboxServices, 'engine' | 'database'>, principal: Principal, rawId: string): Promise<void> {
   const { db } = services.database;
+  // The engine's read decides what the principal may see; it answers 404 otherwise.
+  await services.engine.show(faults, rawId, '', principal);
   const id = /^\d{1,15}$/.test(rawId) ? Number(rawId) : undefined;
   const deleted =
     id !== undefined &&

@@ -1,6 +1,8 @@
 // Faults on demand (docs/sandbox.md "Faults on demand"): requests of an account's keys that match
 // one of its faults get the fault's answer (a JSON:API error) or its delay, or both. Runs after
-// authentication (the account is known), never for /v1/test_helpers/*.
+// authentication (the account is known), never for /v1/test_helpers/*. A fault limited to sites
+// (made by a user limited to them) answers only requests of keys whose every site is among them:
+// the request's own sites are not known before it runs, the key's are.
 //
 // Cheap: authentication reads accounts.faults_version with the principal (no query of its own).
 // It is 0 for an account that never had faults, which costs nothing more; otherwise each process
@@ -15,6 +17,7 @@ import { sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import { ApiError } from '../jsonapi/errors.js';
 import { pathOf } from '../jsonapi/routes.js';
+import { sitesOf } from './site-scope.js';
 
 export const FAULT_STATUSES = [429, 500, 502, 503, 504] as const;
 export const MAX_LATENCY_MS = 60_000;
@@ -42,6 +45,8 @@ interface ActiveFault {
   /** Null: not counted (every match, or `rate` of them). */
   remaining: number | null;
   rate: number | null;
+  /** The sites the fault is limited to; null: the whole account. */
+  siteIds: number[] | null;
 }
 
 /** A path pattern where `*` stands for any text (slashes included), as a whole-path RegExp. */
@@ -79,6 +84,7 @@ export class FaultInjector {
     if (isTestHelperPath(path)) return;
     for (const fault of faults) {
       if (fault.method !== null && fault.method !== request.method) continue;
+      if (fault.siteIds !== null && !withinSites(principal.siteIds, fault.siteIds)) continue;
       if (!fault.pattern.test(path)) continue;
       if (fault.rate !== null && this.random() >= fault.rate) continue;
       if (!(await this.spend(principal.accountId, fault))) continue;
@@ -111,7 +117,7 @@ export class FaultInjector {
     if (cached && cached.version === version) return cached.faults;
     const rows = await this.handle.db
       .selectFrom('sandbox_faults')
-      .select(['id', 'method', 'path', 'status', 'latency_ms', 'remaining', 'rate'])
+      .select(['id', 'method', 'path', 'status', 'latency_ms', 'remaining', 'rate', 'site_ids', 'site_count'])
       .where('account_id', '=', accountId)
       .where((eb) => eb.or([eb('remaining', 'is', null), eb('remaining', '>', 0)]))
       .orderBy('id')
@@ -124,6 +130,7 @@ export class FaultInjector {
       latencyMs: row.latency_ms === null ? null : Number(row.latency_ms),
       remaining: row.remaining === null ? null : Number(row.remaining),
       rate: row.rate === null ? null : Number(row.rate),
+      siteIds: Number(row.site_count) === 0 ? null : sitesOf(row.site_ids),
     }));
     // Read after the version was: a change since is newer than `version`, and the next request
     // (holding the newer version) reads again.
@@ -131,6 +138,15 @@ export class FaultInjector {
     this.cache.set(accountId, { version, faults });
     return faults;
   }
+}
+
+/**
+ * Whether a fault limited to `faultSites` may answer a request of a key reaching `requestSites`:
+ * only when each of those is one of the fault's, so that it never answers a request that could be
+ * about another site (a key reaching no site is about none of the fault's).
+ */
+function withinSites(requestSites: readonly number[], faultSites: readonly number[]): boolean {
+  return requestSites.length > 0 && requestSites.every((id) => faultSites.includes(id));
 }
 
 /** Raises the account's faults_version: run in the transaction that creates or deletes a fault. */

@@ -11,6 +11,7 @@ import { listRouteSchema, showRouteSchema } from '../jsonapi/route-schemas.js';
 import { rawQueryOf } from '../jsonapi/routes.js';
 import { JOURNAL_BODY_BYTES } from './request-journal.js';
 import { SANDBOX_PERMISSION, SANDBOX_TAG, type SandboxPart } from './part.js';
+import { visibleBySites } from './site-scope.js';
 
 /** `5xx` (a class) or `503` (one status). */
 function statusCondition(eb: AnyEB, values: string[]): Condition {
@@ -38,9 +39,11 @@ export const journalEntries = defineResource({
     `The request journal (sandbox): the last requests of the account's keys (REQUEST_JOURNAL_SIZE per account, 1,000 by default), newest first. ` +
     `Each holds the method, the path and query, the status, the duration, the key's client id, the request id (X-Request-Id), and the request and response bodies cut at ${JOURNAL_BODY_BYTES / 1024} KB, ` +
     'with secrets and tokens replaced by "[redacted]" (headers are never kept). Requests that authenticated with a key are journaled, token requests included; reads of this journal are not. ' +
+    'A user limited to some sites sees the requests whose every reached site is one of its sites, and its own requests that reached no site; the owner, and a user given every site, see all. ' +
     'Entries are written in batches: another process\'s requests appear within 100 ms.',
   readPermission: SANDBOX_PERMISSION,
-  tenancy: { kind: 'account', column: 'account_id' },
+  // A user limited to some sites reads the requests about its sites only (site-scope.ts).
+  tenancy: { kind: 'account', column: 'account_id', visibleTo: visibleBySites('request_journal') },
   defaultSort: '-created_at',
   attributes: {
     method: attr.string({ filter: ['eq', 'in'] }),

@@ -12,11 +12,16 @@
 // or a refresh token at /v1/oauth/token and /v1/oauth/revoke), so the account is known. Not the
 // journal's own reads (GET /v1/test_helpers/requests), which would otherwise push out what they
 // look for. Headers are never kept; bodies and query strings are redacted (redaction.ts).
+//
+// Each entry keeps the sites its request reached (the engine's note, Principal.touchedSites) and
+// its key's user: a user limited to some sites reads the entries about its sites only
+// (site-scope.ts), whichever key made them.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Insertable } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { RequestJournalTable } from '../db/schema.js';
 import { cutToBytes, redactText, redactUrl } from './redaction.js';
+import { siteColumns } from './site-scope.js';
 
 /** The largest body kept, in UTF-8 bytes. */
 export const JOURNAL_BODY_BYTES = 4096;
@@ -33,8 +38,10 @@ const MAX_PENDING = 50 * BATCH_SIZE;
 export const JOURNAL_READ_PATH = '/v1/test_helpers/requests';
 
 interface PendingEntry {
-  /** The key's account and client id: the principal's, or those of the key a token request authenticated. */
-  key: { accountId: number; clientId: string };
+  /** The key's account, client id and user: the principal's, or those of the key a token request authenticated. */
+  key: { accountId: number; clientId: string; userId: number };
+  /** The sites the request reached (Principal.touchedSites). */
+  siteIds: number[];
   requestId: string;
   method: string;
   url: string;
@@ -85,7 +92,7 @@ export class RequestJournal {
 
   private observe(request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
     const principal = request.principal;
-    const key = principal ? { accountId: principal.accountId, clientId: principal.clientId } : request.clientKey;
+    const key = principal ? { accountId: principal.accountId, clientId: principal.clientId, userId: principal.userId } : request.clientKey;
     if (!key?.clientId) return;
     const url = request.url;
     if (url.startsWith(JOURNAL_READ_PATH) && (url.length === JOURNAL_READ_PATH.length || url[JOURNAL_READ_PATH.length] === '?' || url[JOURNAL_READ_PATH.length] === '/')) return;
@@ -95,7 +102,8 @@ export class RequestJournal {
     }
     const durationMs = reply.elapsedTime;
     this.buffer.push({
-      key: { accountId: key.accountId, clientId: key.clientId },
+      key: { accountId: key.accountId, clientId: key.clientId, userId: key.userId },
+      siteIds: principal?.touchedSites ? [...principal.touchedSites] : [],
       requestId: String(request.id),
       method: request.method,
       url,
@@ -150,6 +158,8 @@ export class RequestJournal {
         request_body: bodyText(entry.requestBody),
         response_body: bodyText(entry.responseBody),
         created_at: traits.encodeTimestamp(entry.at),
+        user_id: entry.key.userId,
+        ...siteColumns(entry.siteIds),
       }));
       await db.transaction().execute(async (trx) => {
         for (let i = 0; i < rows.length; i += BATCH_SIZE) await trx.insertInto('request_journal').values(rows.slice(i, i + BATCH_SIZE)).execute();

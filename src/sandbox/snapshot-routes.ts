@@ -2,7 +2,7 @@
 // snapshots"): the HTTP face of src/domain/snapshots.ts, which the CLI shares. A snapshot is
 // named by its name, which is also its JSON:API id.
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/authenticate.js';
 import {
   checkSnapshotName,
@@ -19,6 +19,7 @@ import { ApiError, notFound, unprocessable } from '../jsonapi/errors.js';
 import { JSONAPI_MEDIA_TYPE } from '../jsonapi/http.js';
 import { errorDocumentSchema, errorResponses } from '../jsonapi/route-schemas.js';
 import { refuseQueryParameters } from '../jsonapi/routes.js';
+import { requireWholeAccount } from './account-wide.js';
 import { SANDBOX_TAG, type SandboxServices } from './routes.js';
 
 const NAME_POINTER = '/data/attributes/name';
@@ -133,6 +134,10 @@ export function snapshotRoutes(services: SandboxServices) {
       },
     });
   const common = { tags: [SANDBOX_TAG], security: [{ Bearer: [] }], produces: [JSONAPI_MEDIA_TYPE] };
+  const wholeAccount = 'It acts on every site of the account, so it needs the owner or a user given every site (403 whole_account_required otherwise).';
+  const forbiddenHere = { 403: error('The key lacks manage:sandbox, or its user does not reach every site of the account (whole_account_required)') };
+  // Every snapshot route: a snapshot holds every site's data, and its list counts them.
+  const guard = (request: FastifyRequest, action: string) => requireWholeAccount(services.database, principalOf(request), action);
   const kept = 'Users, API keys and their tokens, hooks and the delivery log are kept, so the caller\'s credentials keep working; other accounts are never touched.';
 
   return async function register(app: FastifyInstance): Promise<void> {
@@ -145,11 +150,14 @@ export function snapshotRoutes(services: SandboxServices) {
           summary: 'Reset the account to its seed',
           description:
             `Puts the account's data back as it was right after the account was seeded (the \`seed\` snapshot): the same records with the same ids and counts, in one transaction, and the account's clock back where it was then. ${kept} ` +
-            'An account seeded before snapshots existed has no seed snapshot: 409 no_seed_snapshot.',
-          response: { 200: restoreAnswer, ...errorResponses, 409: error('The account has no seed snapshot (no_seed_snapshot)') },
+            `An account seeded before snapshots existed has no seed snapshot: 409 no_seed_snapshot. ${wholeAccount}`,
+          response: { 200: restoreAnswer, ...errorResponses, ...forbiddenHere, 409: error('The account has no seed snapshot (no_seed_snapshot)') },
         },
       },
-      async (request, reply) => restored(reply, await withSnapshotErrors(() => resetAccount(services.database, principalOf(request).accountId, services.now()))),
+      async (request, reply) => {
+        await guard(request, 'Resetting the account');
+        return restored(reply, await withSnapshotErrors(() => resetAccount(services.database, principalOf(request).accountId, services.now())));
+      },
     );
 
     app.get(
@@ -159,14 +167,16 @@ export function snapshotRoutes(services: SandboxServices) {
         schema: {
           ...common,
           summary: 'List snapshots',
-          description: "The account's snapshots, oldest first, with the rows each saved; `seed` (reserved) is the one reset restores.",
+          description: `The account's snapshots, oldest first, with the rows each saved; \`seed\` (reserved) is the one reset restores. ${wholeAccount}`,
           response: {
             200: Type.Object({ data: Type.Array(snapshotObject), meta: Type.Object({ total_count: Type.Integer() }) }, { description: 'The snapshots' }),
             ...errorResponses,
+            ...forbiddenHere,
           },
         },
       },
       async (request, reply) => {
+        await guard(request, 'Listing the snapshots');
         const snapshots = await listSnapshots(services.database, principalOf(request).accountId);
         return reply.type(JSONAPI_MEDIA_TYPE).send({ data: snapshots.map(render), meta: { total_count: snapshots.length } });
       },
@@ -180,12 +190,13 @@ export function snapshotRoutes(services: SandboxServices) {
           ...common,
           summary: 'Save a snapshot',
           description:
-            "Saves the account's data (every record of its sites) and its clock under a name, to restore later. Names are unique per account and never overwritten: delete the old one first. `seed` is reserved.",
+            "Saves the account's data (every record of its sites) and its clock under a name, to restore later. Names are unique per account and never overwritten: delete the old one first. `seed` is reserved. " + wholeAccount,
           consumes: [JSONAPI_MEDIA_TYPE],
           body: createBody,
           response: {
             201: Type.Object({ data: snapshotObject }, { description: 'The snapshot saved' }),
             ...errorResponses,
+            ...forbiddenHere,
             409: error('The account already has a snapshot of that name (snapshot_exists), or data.type is not snapshots'),
             422: error('The name breaks the naming rules or is reserved (source.pointer names it)'),
           },
@@ -193,6 +204,7 @@ export function snapshotRoutes(services: SandboxServices) {
       },
       async (request, reply) => {
         const principal = principalOf(request);
+        await guard(request, 'Saving a snapshot');
         const saved = await withSnapshotErrors(() => saveSnapshot(services.database, principal.accountId, checkSnapshotName(readSnapshotCreateDocument(request.body)), services.now()));
         return reply.code(201).type(JSONAPI_MEDIA_TYPE).header('location', `${base}/${encodeURIComponent(saved.name)}`).send({ data: render(saved) });
       },
@@ -205,13 +217,14 @@ export function snapshotRoutes(services: SandboxServices) {
         schema: {
           ...common,
           summary: 'Restore a snapshot',
-          description: `Puts the account's data back exactly as the snapshot saved it (same records, ids and counts), in one transaction, and the account's clock back to its time then. The snapshot stays, to restore again. ${kept}`,
+          description: `Puts the account's data back exactly as the snapshot saved it (same records, ids and counts), in one transaction, and the account's clock back to its time then. The snapshot stays, to restore again. ${kept} ${wholeAccount}`,
           params: nameParam,
-          response: { 200: restoreAnswer, ...errorResponses, 404: error('The account has no snapshot of that name') },
+          response: { 200: restoreAnswer, ...errorResponses, ...forbiddenHere, 404: error('The account has no snapshot of that name') },
         },
       },
       async (request, reply) => {
         const { name } = request.params as { name: string };
+        await guard(request, 'Restoring a snapshot');
         return restored(reply, await withSnapshotErrors(() => restoreSnapshot(services.database, principalOf(request).accountId, name, services.now())));
       },
     );
@@ -223,11 +236,12 @@ export function snapshotRoutes(services: SandboxServices) {
         schema: {
           ...common,
           summary: 'Delete a snapshot',
-          description: 'Deletes a saved snapshot (the data stays as it is). The reserved `seed` snapshot cannot be deleted (409).',
+          description: `Deletes a saved snapshot (the data stays as it is). The reserved \`seed\` snapshot cannot be deleted (409). ${wholeAccount}`,
           params: nameParam,
           response: {
             204: Type.Null({ description: 'Deleted' }),
             ...errorResponses,
+            ...forbiddenHere,
             404: error('The account has no snapshot of that name'),
             409: error('The seed snapshot cannot be deleted (reserved_snapshot)'),
           },
@@ -235,6 +249,7 @@ export function snapshotRoutes(services: SandboxServices) {
       },
       async (request, reply) => {
         const { name } = request.params as { name: string };
+        await guard(request, 'Deleting a snapshot');
         await withSnapshotErrors(() => deleteSnapshot(services.database, principalOf(request).accountId, name));
         return reply.code(204).send();
       },

@@ -45,7 +45,7 @@ for (const dialect of DIALECTS) {
       assert.equal(res.headers.location, `${PUBLIC_URL}/v1/test_helpers/faults/${fault.id}`);
       assert.deepEqual(
         { ...fault.attributes, created_at: undefined },
-        { method: 'GET', path: '/v1/contacts*', status: 503, latency_ms: null, times: 3, remaining: 3, rate: null, hits: 0, created_at: undefined },
+        { method: 'GET', path: '/v1/contacts*', status: 503, latency_ms: null, times: 3, remaining: 3, rate: null, hits: 0, site_ids: null, created_at: undefined },
       );
       // Not matched: another method, another path, another account.
       assert.equal((await t.get('/v1/contact_tags', token)).statusCode, 200);

@@ -12,6 +12,7 @@ import type { CheckoutResult } from '../../domain/checkouts.js';
 import { MAX_QUANTITY } from '../../domain/checkouts.js';
 import type { ResourceObject } from '../../jsonapi/document.js';
 import { formatMoney } from '../../resources/money.js';
+import { reachesWholeAccount, requireWholeAccount } from '../../sandbox/account-wide.js';
 import { runCheckout } from '../../sandbox/checkouts.js';
 import { readAdvanceDocument } from '../../sandbox/clock.js';
 import { leaseMs } from '../../webhooks/delivery-queue.js';
@@ -86,6 +87,7 @@ export function sandboxPage(renderer: ConsoleRenderer): ConsolePage {
         const fields = { advance_by: form.get('advance_by')?.trim() ?? '', advance_to: form.get('advance_to')?.trim() ?? '' };
         const principal = sessionOf(request).principal;
         const outcome = await attempt(async () => {
+          await requireWholeAccount(deps.database, principal, 'Advancing the account clock');
           // The route's own reading of {"data":{"type":"clocks","attributes":{...}}}: the same checks, the same messages.
           const target = readAdvanceDocument({ data: { type: 'clocks', attributes: givenAttributes(fields) } });
           return advanceAccountClock(deps.engine, deps.database, principal, target, { realNow: deps.now, leaseMs: leaseMs(deps.config.webhookTimeoutMs) });
@@ -131,6 +133,8 @@ async function mainPage(ctx: SandboxContext, request: FastifyRequest, reply: Fas
   const siteId = await renderer.siteOf(request);
   const offers = siteId === null ? [] : (await deps.engine.list(deps.engine.registry.get('offers'), `filter[site_id]=${siteId}&sort=title&page[size]=100`, session.principal)).data;
   const clock = await readAccountClock(deps.database, session.user.accountId, deps.now());
+  // Moving the clock is account-wide (src/sandbox/account-wide.ts): its forms only for those who may.
+  const mayMoveClock = await reachesWholeAccount(deps.database, session.principal);
   const refusal = state.checkoutRefusal ?? state.clockRefusal;
   const body = html`${state.checkoutResult ?? ''}${state.advanced ?? ''}
 ${checkoutSection(request, siteId, offers, state.checkout ?? EMPTY_CHECKOUT)}
@@ -142,7 +146,20 @@ ${checkoutSection(request, siteId, offers, state.checkout ?? EMPTY_CHECKOUT)}
     <dt>Real time</dt><dd><time datetime="${clock.realTime.toISOString()}">${readableTime(clock.realTime)}</time></dd>
     <dt>Ahead by</dt><dd>${clock.offsetMs === 0 ? 'nothing: the clock reads real time' : `${readableSpan(clock.offsetMs)} (${(clock.offsetMs / 1000).toLocaleString('en-US')} seconds)`}</dd>
   </dl>
-  <form method="post" action="${withSite(`${SANDBOX_PATH}/clock`, siteId)}" class="row">
+  ${mayMoveClock ? clockForms(request, siteId, state) : html`<p id="clock-not-allowed">Moving the clock acts on every site of the account, so it needs the owner or a user given every site; you reach ${session.principal.siteIds.length === 0 ? 'no site' : `only site ${session.principal.siteIds.join(', ')}`}.</p>`}
+</section>`;
+  return sendSandboxPage(ctx, request, reply, {
+    title: TITLE,
+    section: SANDBOX_PATH,
+    body,
+    notice: state.notice,
+    refusal: refusal,
+  });
+}
+
+/** The clock's advance forms. */
+function clockForms(request: FastifyRequest, siteId: number | null, state: MainPageState): Html {
+  return html`<form method="post" action="${withSite(`${SANDBOX_PATH}/clock`, siteId)}" class="row">
     ${csrfField(request)}
     <label for="advance-by">Advance by (ISO 8601 duration)
       <input id="advance-by" name="advance_by" value="${state.clock?.advance_by ?? ''}" placeholder="P1M" aria-describedby="advance-by-hint" autocomplete="off"></label>
@@ -162,15 +179,7 @@ ${checkoutSection(request, siteId, offers, state.checkout ?? EMPTY_CHECKOUT)}
     <button type="submit" class="secondary" name="advance_by" value="P1D">+1 day</button>
     <button type="submit" class="secondary" name="advance_by" value="P1M">+1 month</button>
     <button type="submit" class="secondary" name="advance_by" value="P1Y">+1 year</button>
-  </form>
-</section>`;
-  return sendSandboxPage(ctx, request, reply, {
-    title: TITLE,
-    section: SANDBOX_PATH,
-    body,
-    notice: state.notice,
-    refusal: refusal,
-  });
+  </form>`;
 }
 
 const offerLabel = (offer: ResourceObject) => {

@@ -17,14 +17,15 @@ import { journalAndFaults } from './0012_journal_and_faults.js';
 import { snapshots } from './0013_snapshots.js';
 import { consoleMigration } from './0014_console.js';
 import { readReplicas } from './0015_read_replicas.js';
-import { hookStatesAndLogOrder } from './0016_hook_states_and_log_order.js';
+import { sandboxSiteScope } from './0016_sandbox_site_scope.js';
+import { hookStatesAndLogOrder } from './0017_hook_states_and_log_order.js';
 
 export interface AppMigration {
   name: string;
   up(db: Kysely<unknown>, traits: DialectTraits): Promise<void>;
 }
 
-export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, refunds, journalAndFaults, snapshots, consoleMigration, readReplicas, hookStatesAndLogOrder];
+export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, refunds, journalAndFaults, snapshots, consoleMigration, readReplicas, sandboxSiteScope, hookStatesAndLogOrder];
 
 /** Hands the list to Kysely's Migrator, binding each migration to the dialect's traits. */
 export function migrationProvider(traits: DialectTraits, migrations = MIGRATIONS): MigrationProvider {

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ACCOUNT_DATA_TABLES, KEPT_TABLES } from '../../../db/account-data.js';
 import { checkSnapshotName, deleteSnapshot, listSnapshots, resetAccount, restoreSnapshot, saveSnapshot, SEED_SNAPSHOT, type RestoreResult, type SnapshotSummary } from '../../../domain/snapshots.js';
 import { notFound } from '../../../jsonapi/errors.js';
+import { requireWholeAccount } from '../../../sandbox/account-wide.js';
 import { readSnapshotCreateDocument, withSnapshotErrors } from '../../../sandbox/snapshot-routes.js';
 import { html, type Html } from '../../html.js';
 import { withSite } from '../../layout.js';
@@ -26,13 +27,18 @@ const snapshotPath = (name: string, action: 'restore' | 'delete') => `${PATH}/${
 export function snapshotRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const { deps } = ctx;
   const accountOf = (request: FastifyRequest) => sessionOf(request).user.accountId;
+  // The API's rule (src/sandbox/account-wide.ts): every page here acts on, or shows, every site.
+  const wholeAccount = (action: string) => ({
+    ...CONSOLE_ROUTE,
+    preHandler: async (request: FastifyRequest) => requireWholeAccount(deps.database, sessionOf(request).principal, action),
+  });
 
-  app.get('/sandbox/snapshots', CONSOLE_ROUTE, async (request, reply) => {
+  app.get('/sandbox/snapshots', wholeAccount('Listing the snapshots'), async (request, reply) => {
     const done = queryOf(request).get('done');
     return listPage(ctx, request, reply, { ...(done && DONE[done] ? { notice: DONE[done] } : {}) });
   });
 
-  app.post('/sandbox/snapshots', CONSOLE_ROUTE, async (request, reply) => {
+  app.post('/sandbox/snapshots', wholeAccount('Saving a snapshot'), async (request, reply) => {
     const name = formOf(request).get('name') ?? '';
     const outcome = await attempt(() =>
       // The route's reading of {"data":{"type":"snapshots","attributes":{"name":...}}} and its naming rules.
@@ -42,7 +48,7 @@ export function snapshotRoutes(app: FastifyInstance, ctx: SandboxContext): void 
     return reply.redirect(withSite(`${PATH}?done=saved`, await ctx.renderer.siteOf(request)), 303);
   });
 
-  app.get('/sandbox/reset', CONSOLE_ROUTE, async (request, reply) =>
+  app.get('/sandbox/reset', wholeAccount('Resetting the account'), async (request, reply) =>
     confirmPage(ctx, request, reply, {
       title: 'Sandbox: reset to the seed',
       action: `${SANDBOX_PATH}/reset`,
@@ -50,13 +56,13 @@ export function snapshotRoutes(app: FastifyInstance, ctx: SandboxContext): void 
       lead: html`<p>Reset puts the account's data back exactly as it was when the account was seeded (the reserved <code>${SEED_SNAPSHOT}</code> snapshot): the same records with the same ids, and the account clock back where it was then.</p>`,
     }),
   );
-  app.post('/sandbox/reset', CONSOLE_ROUTE, async (request, reply) => {
+  app.post('/sandbox/reset', wholeAccount('Resetting the account'), async (request, reply) => {
     const outcome = await attempt(() => withSnapshotErrors(() => resetAccount(deps.database, accountOf(request), deps.now())));
     if ('refused' in outcome) return listPage(ctx, request, reply, { refusal: outcome.refused });
     return listPage(ctx, request, reply, { restored: outcome.ok, notice: `Reset done: the data is as it was seeded. ${restoredText(outcome.ok)}` });
   });
 
-  app.get<{ Params: { name: string } }>('/sandbox/snapshots/:name/restore', CONSOLE_ROUTE, async (request, reply) => {
+  app.get<{ Params: { name: string } }>('/sandbox/snapshots/:name/restore', wholeAccount('Restoring a snapshot'), async (request, reply) => {
     const snapshot = await findSnapshot(ctx, request, request.params.name);
     return confirmPage(ctx, request, reply, {
       title: `Sandbox: restore snapshot ${snapshot.name}`,
@@ -65,13 +71,13 @@ export function snapshotRoutes(app: FastifyInstance, ctx: SandboxContext): void 
       lead: html`<p>Restoring <strong>${snapshot.name}</strong> puts the account's data back exactly as it was saved ${readableTime(snapshot.createdAt)} (${snapshot.totalRows.toLocaleString('en-US')} rows), and the account clock back to ${clockOf(snapshot)}. The snapshot stays, to restore again.</p>`,
     });
   });
-  app.post<{ Params: { name: string } }>('/sandbox/snapshots/:name/restore', CONSOLE_ROUTE, async (request, reply) => {
+  app.post<{ Params: { name: string } }>('/sandbox/snapshots/:name/restore', wholeAccount('Restoring a snapshot'), async (request, reply) => {
     const outcome = await attempt(() => withSnapshotErrors(() => restoreSnapshot(deps.database, accountOf(request), request.params.name, deps.now())));
     if ('refused' in outcome) return listPage(ctx, request, reply, { refusal: outcome.refused });
     return listPage(ctx, request, reply, { restored: outcome.ok, notice: `Restored snapshot ${outcome.ok.snapshot.name}. ${restoredText(outcome.ok)}` });
   });
 
-  app.get<{ Params: { name: string } }>('/sandbox/snapshots/:name/delete', CONSOLE_ROUTE, async (request, reply) => {
+  app.get<{ Params: { name: string } }>('/sandbox/snapshots/:name/delete', wholeAccount('Deleting a snapshot'), async (request, reply) => {
     const snapshot = await findSnapshot(ctx, request, request.params.name);
     return confirmPage(ctx, request, reply, {
       title: `Sandbox: delete snapshot ${snapshot.name}`,
@@ -81,7 +87,7 @@ export function snapshotRoutes(app: FastifyInstance, ctx: SandboxContext): void 
       keeps: false,
     });
   });
-  app.post<{ Params: { name: string } }>('/sandbox/snapshots/:name/delete', CONSOLE_ROUTE, async (request, reply) => {
+  app.post<{ Params: { name: string } }>('/sandbox/snapshots/:name/delete', wholeAccount('Deleting a snapshot'), async (request, reply) => {
     const outcome = await attempt(() => withSnapshotErrors(() => deleteSnapshot(deps.database, accountOf(request), request.params.name)));
     if ('refused' in outcome) return listPage(ctx, request, reply, { refusal: outcome.refused });
     return reply.redirect(withSite(`${PATH}?done=deleted`, await ctx.renderer.siteOf(request)), 303);

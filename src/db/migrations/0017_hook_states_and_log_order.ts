@@ -12,7 +12,7 @@ import type { DialectTraits } from '../dialect-traits.js';
 import type { AppMigration } from './index.js';
 
 export const hookStatesAndLogOrder: AppMigration = {
-  name: '0016_hook_states_and_log_order',
+  name: '0017_hook_states_and_log_order',
   async up(db: Kysely<unknown>, _t: DialectTraits) {
     await db.schema.alterTable('snapshots').addColumn('hook_states', 'text').execute();
     await db.schema.createIndex('webhook_deliveries_site_id_idx').on('webhook_deliveries').columns(['site_id', 'id']).execute();
