@@ -11,6 +11,7 @@ import type { Config, Mode } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { REFERENCE_INTRODUCTION, referencePageOptions, referenceTags } from './docs/api-reference.js';
 import { documentEdgeResponses } from './jsonapi/edge-responses.js';
+import { answerParserError, answerUnmetExpectation } from './jsonapi/parser-errors.js';
 import { conditionalReads } from './jsonapi/entity-tags.js';
 import type { JsonApiEngine } from './jsonapi/engine.js';
 import {
@@ -118,8 +119,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: false,
     ...connectionTimeouts(config),
     frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler: answerParserError,
     logController: new OneLinePerRequest(),
   });
+
+  app.server.on('checkExpectation', answerUnmetExpectation);
 
   // Schemas document the API; the planner and handlers check requests with better errors than
   // Ajv would, and Ajv's defaults would silently strip unknown members.
