@@ -4,7 +4,7 @@
 // Fastify write these with `application/json` or no body at all; here they are JSON:API error
 // documents like every other error of the API. The request line may not have been read when the
 // parser fails, so these answers cannot depend on the path: they take the API's form everywhere.
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { maxHeaderSize, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError } from './errors.js';
@@ -17,7 +17,7 @@ export function parserError(error: Error & { code?: string }): ApiError {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return of(408, 'request_timeout', 'The request did not arrive whole within the time the server allows (REQUEST_TIMEOUT_MS)');
     case 'HPE_HEADER_OVERFLOW':
-      return of(431, 'headers_too_large', 'The request line and headers are larger than the server accepts (16 KB)');
+      return of(431, 'headers_too_large', `The request line and headers are larger than the server accepts (${maxHeaderSize} bytes)`);
     default:
       // HPE_INVALID_METHOD, HPE_INVALID_HEADER_TOKEN, ...: the code names what the parser refused.
       return of(400, 'malformed_request', `The request is not valid HTTP/1.1${error.code ? ` (${error.code})` : ''}`);
