@@ -10,6 +10,7 @@ import { TokenService } from './auth/tokens.js';
 import type { Config, Mode } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { REFERENCE_INTRODUCTION, referencePageOptions, referenceTags } from './docs/api-reference.js';
+import { refuseControlCharacters } from './jsonapi/control-characters.js';
 import { documentEdgeResponses } from './jsonapi/edge-responses.js';
 import { answerParserError, answerUnmetExpectation } from './jsonapi/parser-errors.js';
 import { conditionalReads } from './jsonapi/entity-tags.js';
@@ -211,6 +212,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   sandbox?.journal.install(app);
 
   installErrorHandling(app);
+  refuseControlCharacters(app);
   const addMethodNotAllowedRoutes = trackRoutesForMethodNotAllowed(app);
   acceptJsonBodies(app);
   negotiateJsonApiMediaType(app);
