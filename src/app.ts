@@ -124,6 +124,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new OneLinePerRequest(),
   });
 
+  // What Node answers before Fastify (parser errors above, an unmet Expect here) is a JSON:API error too.
   app.server.on('checkExpectation', answerUnmetExpectation);
 
   // Schemas document the API; the planner and handlers check requests with better errors than
