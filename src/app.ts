@@ -10,7 +10,9 @@ import { TokenService } from './auth/tokens.js';
 import type { Config, Mode } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { REFERENCE_INTRODUCTION, referencePageOptions, referenceTags } from './docs/api-reference.js';
+import { refuseControlCharacters } from './jsonapi/control-characters.js';
 import { documentEdgeResponses } from './jsonapi/edge-responses.js';
+import { answerParserError, answerUnmetExpectation } from './jsonapi/parser-errors.js';
 import { conditionalReads } from './jsonapi/entity-tags.js';
 import type { JsonApiEngine } from './jsonapi/engine.js';
 import {
@@ -118,8 +120,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: false,
     ...connectionTimeouts(config),
     frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler: answerParserError,
     logController: new OneLinePerRequest(),
   });
+
+  // What Node answers before Fastify (parser errors above, an unmet Expect here) is a JSON:API error too.
+  app.server.on('checkExpectation', answerUnmetExpectation);
 
   // Schemas document the API; the planner and handlers check requests with better errors than
   // Ajv would, and Ajv's defaults would silently strip unknown members.
@@ -207,6 +213,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   sandbox?.journal.install(app);
 
   installErrorHandling(app);
+  refuseControlCharacters(app);
   const addMethodNotAllowedRoutes = trackRoutesForMethodNotAllowed(app);
   acceptJsonBodies(app);
   negotiateJsonApiMediaType(app);

@@ -13,7 +13,8 @@ const JSONAPI = /^application\/vnd\.api\+json/;
 /** A JSON:API error document with one error; returns that error. */
 function jsonApiError(res: Res, status: number, label = ''): { status: string; code: string; title: string; detail: string; source?: Record<string, string> } {
   assert.equal(res.statusCode, status, `${label} ${res.body}`);
-  assert.match(String(res.headers['content-type']), JSONAPI, label);
+  // Exactly the media type: JSON:API forbids parameters such as the charset Fastify would add.
+  assert.equal(res.headers['content-type'], 'application/vnd.api+json', label);
   const body = res.json();
   assert.deepEqual(Object.keys(body), ['errors'], label);
   assert.equal(body.errors.length, 1, label);
@@ -172,6 +173,10 @@ for (const dialect of DIALECTS) {
       assertClean(res, 'long id');
       const error = jsonApiError(res, 414);
       assert.equal(error.title, 'URI Too Long');
+      // The probe's case: 3,000 × é. The router answers it before any route, hence before the
+      // hooks that set the media type of every other answer.
+      jsonApiError(await t.get(`/v1/orders/${'%C3%A9'.repeat(3000)}`, token), 414, '3,000 × é');
+      jsonApiError(await t.get(`/v1/orders/${'%C3%A9'.repeat(3000)}`), 414, '3,000 × é without a token');
     });
 
     it('answers 400 naming an unknown query parameter', async () => {
@@ -290,6 +295,73 @@ for (const dialect of DIALECTS) {
         assertClean(res, query);
         jsonApiError(res, 400, query);
       }
+    });
+
+    it('answers 400 for a control character in any path segment, before any route reads it (a 500 on PostgreSQL before)', async () => {
+      const cases: Array<[InjectOptions['method'], string, string]> = [
+        // The probe's findings: the snapshot's name reached PostgreSQL, which cannot hold a NUL.
+        ['DELETE', '/v1/test_helpers/snapshots/%00', 'U+0000'],
+        ['POST', '/v1/test_helpers/snapshots/%00/restore', 'U+0000'],
+        ['GET', '/v1/contacts/%00', 'U+0000'],
+        ['PATCH', '/v1/contacts/1%0A', 'U+000A'],
+        ['GET', '/v1/sites/%1F', 'U+001F'],
+        ['GET', '/v1/sites/%7F', 'U+007F'],
+        ['GET', '/v1/sites/%C2%85', 'U+0085'],
+        // No route there: still the 400, not a 404 that echoes the character.
+        ['GET', '/v1/no%00such', 'U+0000'],
+      ];
+      for (const [method, url, character] of cases) {
+        for (const withToken of [token, undefined]) {
+          const res = await t.request({ method, url, ...(withToken ? { token: withToken } : {}) });
+          assertClean(res, url);
+          const error = jsonApiError(res, 400, `${method} ${url}`);
+          assert.equal(error.code, 'control_character', url);
+          assert.equal(error.detail, `The path holds the control character ${character}`, url);
+        }
+      }
+      // What is not a control character still reaches the route: a tab is, a percent-encoded "%00" is not.
+      assert.equal((await t.request({ method: 'DELETE', url: '/v1/test_helpers/snapshots/%2500', token })).statusCode, 404);
+      assert.equal((await t.request({ method: 'DELETE', url: '/v1/test_helpers/snapshots/%C3%A9', token })).statusCode, 404);
+    });
+
+    it('answers 400 naming the parameter for a control character in a query parameter\'s name or value', async () => {
+      const cases: Array<[string, string, string]> = [
+        ['filter[title_eq]=a%01b', 'filter[title_eq]', 'U+0001'],
+        ['filter[title_cont]=%7F', 'filter[title_cont]', 'U+007F'],
+        ['filter[title_cont]=%C2%9F', 'filter[title_cont]', 'U+009F'],
+        ['sort=title%09', 'sort', 'U+0009'],
+        ['filter[ti%00tle_eq]=x', 'filter[title_eq]', 'U+0000'],
+      ];
+      for (const [query, parameter, character] of cases) {
+        const detail = badParameter(await t.get(`/v1/sites?${query}`, token), parameter, query);
+        assert.equal(detail, `The parameter ${parameter} holds the control character ${character}`, query);
+      }
+      // On the OAuth endpoints, in their own form.
+      const oauth = await t.request({ method: 'POST', url: '/v1/oauth/token?x=%00', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=client_credentials' });
+      assert.equal(oauthError(oauth, 400).error, 'invalid_request');
+    });
+
+    it('answers 4xx for a NUL in a JSON attribute value, on every database (JSON may carry it; PostgreSQL text cannot)', async () => {
+      const res = await t.request({
+        method: 'POST',
+        url: '/v1/contacts',
+        token,
+        headers: { 'content-type': 'application/vnd.api+json' },
+        payload: JSON.stringify({ data: { type: 'contacts', attributes: { email: 'nul@example.com', name: 'a\u0000b' }, relationships: { site: { data: { type: 'sites', id: String(t.tenant.siteId) } } } } }),
+      });
+      assertClean(res, 'NUL in a JSON attribute');
+      const error = jsonApiError(res, 422);
+      assert.deepEqual(error.source, { pointer: '/data/attributes/name' });
+      // The other controls are text in JSON: a tab in a name is kept as given.
+      const tab = await t.request({
+        method: 'POST',
+        url: '/v1/contacts',
+        token,
+        headers: { 'content-type': 'application/vnd.api+json' },
+        payload: JSON.stringify({ data: { type: 'contacts', attributes: { email: 'tab@example.com', name: 'a\tb' }, relationships: { site: { data: { type: 'sites', id: String(t.tenant.siteId) } } } } }),
+      });
+      assert.equal(tab.statusCode, 201, tab.body);
+      assert.equal(tab.json().data.attributes.name, 'a\tb');
     });
 
     it('never answers 500 nor shows a stack trace, whatever the bad input', async () => {

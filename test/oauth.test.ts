@@ -214,11 +214,15 @@ for (const dialect of DIALECTS) {
       assert.equal(unknown.headers['www-authenticate'], 'Basic realm="sitebiz"');
     });
 
-    it('treats a client_id holding a NUL character as unknown (401), on every database', async () => {
+    it('refuses a NUL character in a form field (400), and treats one in Basic credentials as an unknown client (401), on every database', async () => {
+      // Every form field is checked before any route reads it (src/jsonapi/control-characters.ts).
       const inBody = await tokenRequest(
         `grant_type=client_credentials&client_id=${encodeURIComponent(t.tenant.clientId)}%00&client_secret=${encodeURIComponent(t.tenant.clientSecret)}`,
       );
-      assertOAuthError(inBody, 401, 'invalid_client');
+      assert.equal(assertOAuthError(inBody, 400, 'invalid_request').error_description, 'The form field client_id holds the control character U+0000');
+      // Tab, LF and CR are text in a form value: a secret holding one is just a wrong secret.
+      const tab = await tokenRequest(form({ grant_type: 'client_credentials', client_id: t.tenant.clientId, client_secret: `${t.tenant.clientSecret}\t` }));
+      assertOAuthError(tab, 401, 'invalid_client');
       const inBasic = await tokenRequest(form({ grant_type: 'client_credentials' }), {
         ...FORM,
         authorization: `Basic ${Buffer.from(`a%00b:${t.tenant.clientSecret}`).toString('base64')}`,

@@ -50,6 +50,13 @@ function slowRequest(port: number, head: string, options: { everyMs?: number; tr
   });
 }
 
+/** Node's 408 is written by the app's clientError handler: a JSON:API error, exactly that media type. */
+function assertJsonApi408(response: string): void {
+  const [head = '', body = ''] = response.split('\r\n\r\n');
+  assert.match(head, /\r\nContent-Type: application\/vnd\.api\+json\r\n/i, head);
+  assert.equal(JSON.parse(body).errors[0].status, '408');
+}
+
 const bodyHead = (length: number) =>
   'POST /v1/oauth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n' +
   `Content-Length: ${length}\r\n\r\ngrant_type=client_credentials&client_id=`;
@@ -77,6 +84,7 @@ describe('slow clients (REQUEST_TIMEOUT_MS, IDLE_TIMEOUT_MS)', () => {
   it('answers 408 to a body that trickles in (never idle) at the request deadline', async () => {
     const outcome = await slowRequest(port, bodyHead(100_000), { everyMs: 100, trickle: 'a', giveUpMs: 10_000 });
     assert.match(outcome.response, /^HTTP\/1\.1 408 /);
+    assertJsonApi408(outcome.response);
     assert.ok(outcome.closedAfterMs >= REQUEST_TIMEOUT_MS - 50, `closed after ${outcome.closedAfterMs} ms`);
     assert.ok(outcome.closedAfterMs < REQUEST_TIMEOUT_MS + 1_500, `closed after ${outcome.closedAfterMs} ms`);
   });
@@ -88,6 +96,7 @@ describe('slow clients (REQUEST_TIMEOUT_MS, IDLE_TIMEOUT_MS)', () => {
       giveUpMs: 10_000,
     });
     assert.match(outcome.response, /^HTTP\/1\.1 408 /);
+    assertJsonApi408(outcome.response);
     assert.ok(outcome.closedAfterMs < REQUEST_TIMEOUT_MS + 1_500, `closed after ${outcome.closedAfterMs} ms`);
   });
 

@@ -4,12 +4,26 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from './html.js';
 import { verifyPassword } from './passwords.js';
 import { findUserByEmail } from '../domain/accounts.js';
-import { CONSOLE_ROUTE, formOf, queryOf, SESSION_COOKIE, sessionCookieOptions, type ConsoleDeps, type ConsoleRenderer } from './plugin.js';
+import { controlCharacterIn } from '../jsonapi/control-characters.js';
+import { CONSOLE_ROUTE, ConsoleProblem, formOf, queryOf, SESSION_COOKIE, sessionCookieOptions, type ConsoleDeps, type ConsoleRenderer } from './plugin.js';
 
-/** Where to go after signing in: a console path of this server, never another site. */
+/**
+ * Where to go after signing in: a console path of this server, never another site. A target
+ * holding a control character (or U+2028/U+2029) is a 400, thrown before anything is written:
+ * sent on, it made the Location header invalid, a 500 after the session row was written.
+ * Other characters outside printable ASCII are percent-encoded, as a browser sends them.
+ */
 export function safeNext(next: string | null | undefined): string {
-  if (!next || !next.startsWith('/console') || next.startsWith('//') || /[\\\r\n]/.test(next)) return '/console';
-  return next;
+  if (!next) return '/console';
+  const control = controlCharacterIn(next, 'redirect');
+  if (control) throw new ConsoleProblem(400, `The page to open after signing in (next) holds the control character ${control}.`);
+  if (!next.startsWith('/console') || next.startsWith('//') || next.includes('\\')) return '/console';
+  try {
+    return next.replace(/[^\x21-\x7E]+/g, (run) => encodeURIComponent(run));
+  } catch {
+    // A lone surrogate has no UTF-8 form (encodeURIComponent throws): no such page either.
+    return '/console';
+  }
 }
 
 export function signInRoutes(deps: ConsoleDeps, renderer: ConsoleRenderer) {
@@ -30,9 +44,11 @@ export function signInRoutes(deps: ConsoleDeps, renderer: ConsoleRenderer) {
   }
 
   async function startSession(reply: FastifyReply, userId: number, next: string): Promise<FastifyReply> {
+    // Checked before the session exists: a redirect that cannot be sent leaves no session behind.
+    const location = safeNext(next);
     const token = await sessions.create(userId);
     reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(deps.config));
-    return reply.redirect(safeNext(next), 303);
+    return reply.redirect(location, 303);
   }
 
   return async function register(app: FastifyInstance): Promise<void> {

@@ -1,7 +1,8 @@
 // The answers the HTTP edge gives on any route, documented on every operation in one place: an
-// Accept the route cannot serve (406), a body it cannot read (400, 413, 415), a path parameter
-// longer than the router takes (414), a missing token (401), and the answers of rate limiting and
-// of a server that is shutting down or unavailable (429, 503). The statuses that depend on the
+// Accept the route cannot serve (406), a body it cannot read (400, 413, 415), a control character
+// in the path, query or form (400), a path parameter longer than the router takes (414), a
+// missing token (401), and the answers of rate limiting and of a server that is shutting down or
+// unavailable (429, 503). The statuses that depend on the
 // resource (404 of a record or a site filter, 409, 422) are in route-schemas.ts.
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { JSONAPI_MEDIA_TYPE } from './media-types.js';
@@ -26,11 +27,12 @@ interface EdgeRoute {
 export function edgeStatuses(route: EdgeRoute): Record<number, string> {
   const statuses: Record<number, string> = {};
   const body = route.methods.some((m) => METHODS_WITH_BODIES.has(m));
-  if (body || route.url.includes(':')) {
-    statuses[400] = body
-      ? 'The body is not JSON, not UTF-8, or holds an unpaired surrogate escape, or the path is not valid percent-encoding'
-      : 'The path is not valid percent-encoding';
-  }
+  // Any route: a control character in the path, the query or a form (control-characters.ts).
+  statuses[400] = body
+    ? 'The body is not JSON, not UTF-8, or holds an unpaired surrogate escape, or the path is not valid percent-encoding, or a path segment, query parameter or form field holds a control character'
+    : route.url.includes(':')
+      ? 'The path is not valid percent-encoding, or a path segment or query parameter holds a control character'
+      : 'A query parameter holds a control character';
   if (route.bearer) statuses[401] = 'Missing, malformed, expired or revoked access token';
   if (route.jsonApi) statuses[406] = `Accept allows ${JSONAPI_MEDIA_TYPE} only with an extension or parameter this server does not support`;
   if (body) {

@@ -1,5 +1,6 @@
 // Errors are values: a stable code, an HTTP status, a title, a detail and a source. One error
-// handler (installErrorHandling in jsonapi/http.ts) renders them; nothing else writes error bodies.
+// handler (installErrorHandling in jsonapi/http.ts) renders them; only what is answered before
+// any route (the router's errors in http.ts, Node's in parser-errors.ts) writes their documents itself.
 
 export interface ErrorSource {
   /** JSON Pointer to the offending member of the request document. */

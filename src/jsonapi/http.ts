@@ -171,7 +171,10 @@ const OAUTH_CODE_OF_STATUS: Record<number, string> = {
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const apiError = toApiError(error, request, 'jsonapi');
   if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
-  void sendError(reply, apiError, 'jsonapi');
+  // No route means none of the app's onSend hooks run, among them the one that drops the
+  // `charset=utf-8` Fastify adds to a JSON type it sends as text; bytes keep the type as set.
+  reply.code(apiError.status).headers(apiError.headers).type(JSONAPI_MEDIA_TYPE);
+  void reply.send(Buffer.from(JSON.stringify(apiError.toDocument())));
 }
 
 function toApiError(error: FastifyError | ApiError, request: FastifyRequest, format: ErrorFormat): ApiError {

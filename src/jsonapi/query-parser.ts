@@ -1,6 +1,7 @@
 // Stage 1 of a request: the raw query string becomes a ParsedQuery. Pure; knows the JSON:API
 // parameter families but nothing of resources. Fastify's own query parser is not used because it
 // flattens `filter[x]` into odd keys and silently merges repeats.
+import { queryParameterProblem } from './control-characters.js';
 import { invalidParameter } from './errors.js';
 
 export interface ParsedQuery {
@@ -25,10 +26,10 @@ export function parseQueryString(raw: string): ParsedQuery {
   if (raw === '') return parsed;
   const seen = new Set<string>();
   for (const [key, value] of new URLSearchParams(raw)) {
-    // A NUL byte is never meaningful here, and PostgreSQL refuses text that holds one.
-    if (key.includes('\0') || value.includes('\0')) {
-      throw invalidParameter(key.replace(/\0/g, ''), `The parameter ${key.replace(/\0/g, '')} holds a NUL character`);
-    }
+    // Over HTTP the app refuses these before any route (control-characters.ts); the engine's
+    // other callers get the same rule. PostgreSQL cannot even store a NUL.
+    const control = queryParameterProblem(key, value);
+    if (control) throw control;
     const listFilter = LIST_FILTER_KEY.exec(key)?.[1];
     if (listFilter !== undefined) {
       if (parsed.filters.has(listFilter) && !seen.has(key)) {

@@ -255,6 +255,27 @@ for (const dialect of DIALECTS) {
       assert.equal(seed.statusCode, 409, 'the seed cannot be deleted');
     });
 
+    it('answers a control character in a snapshot name (path or form) with a 400 page, never a 500, and changes nothing', async () => {
+      const before = ((await api('/v1/test_helpers/snapshots')).doc.data as Array<{ id: string }>).map((s) => s.id);
+      const cases: Array<['GET' | 'POST', string, string]> = [
+        ['GET', `/console/sandbox/snapshots/%00/restore?${site}`, 'U+0000'],
+        ['POST', `/console/sandbox/snapshots/%00/restore?${site}`, 'U+0000'],
+        ['GET', `/console/sandbox/snapshots/a%01/delete?${site}`, 'U+0001'],
+        ['POST', `/console/sandbox/snapshots/seed%7F/delete?${site}`, 'U+007F'],
+        ['POST', `/console/sandbox/snapshots/%C2%85/delete?${site}`, 'U+0085'],
+      ];
+      for (const [method, url, character] of cases) {
+        const res = method === 'GET' ? await browser.get(url) : await browser.post(url);
+        assert.equal(res.statusCode, 400, `${method} ${url}: ${res.body}`);
+        assert.match(String(res.headers['content-type']), /^text\/html/, url);
+        assert.deepEqual(problemsOf(res.body), [`The path holds the control character ${character}`], url);
+      }
+      const saved = await browser.post(`/console/sandbox/snapshots?${site}`, { name: 'a\u0000b' });
+      assert.equal(saved.statusCode, 400, saved.body);
+      assert.deepEqual(problemsOf(saved.body), ['The form field name holds the control character U+0000']);
+      assert.deepEqual(((await api('/v1/test_helpers/snapshots')).doc.data as Array<{ id: string }>).map((s) => s.id), before);
+    });
+
     it('resets to the seed after a confirmation naming what is replaced and kept; the key keeps working', async () => {
       const [offer] = oneTime as [Offer];
       const bought = await checkout({ offer: offer.id, email: 'before-reset@example.com' });

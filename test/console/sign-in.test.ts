@@ -78,6 +78,34 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('answers a control character in next with a 400 page after a right password, leaving no session behind', async () => {
+      const sessionRows = async () => Number((await t.handle.db.selectFrom('console_sessions').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      // The probe's characters (a 500 See Other with no cookie, and a session row, before), and CR LF.
+      for (const [next, character] of [['/console\u0000', 'U+0000'], ['/console\u0001', 'U+0001'], ['/console\u007f', 'U+007F'], ['/console\u2028', 'U+2028'], ['/console\u2029x', 'U+2029'], ['/console\r\nSet-Cookie: x=1', 'U+000D']] as const) {
+        const before = await sessionRows();
+        const res = await signIn({ email, password: PASSWORD, next });
+        assert.equal(res.statusCode, 400, `${JSON.stringify(next)}: ${res.body}`);
+        assert.match(String(res.headers['content-type']), /^text\/html/);
+        assert.match(res.body, new RegExp(`control character ${character.replace('+', '\\+')}`), JSON.stringify(next));
+        assert.equal(sessionCookieOf(res), undefined, JSON.stringify(next));
+        assert.equal(res.headers.location, undefined);
+        assert.equal(await sessionRows(), before, `no session row for ${JSON.stringify(next)}`);
+      }
+      // The sign-in page itself refuses one in ?next= (its form would carry it on).
+      for (const url of ['/console/sign-in?next=%2Fconsole%00', '/console/sign-in?next=%2Fconsole%E2%80%A8']) {
+        const page = await t.app.inject({ method: 'GET', url });
+        assert.equal(page.statusCode, 400, url);
+        assert.match(page.body, /control character U\+(0000|2028)/, url);
+      }
+    });
+
+    it('sends to a next holding other characters beyond ASCII, percent-encoded as a browser would', async () => {
+      const res = await signIn({ email, password: PASSWORD, next: '/console/data?q=caf\u00e9 \u20ac' });
+      assert.equal(res.statusCode, 303, res.body);
+      assert.equal(res.headers.location, '/console/data?q=caf%C3%A9%20%E2%82%AC');
+      assert.ok(sessionCookieOf(res));
+    });
+
     it('refuses a wrong password or an unknown email alike, with a 401 and no cookie', async () => {
       const wrong = await signIn({ email, password: 'not the password at all' });
       const unknown = await signIn({ email: 'nobody@example.com', password: PASSWORD });
