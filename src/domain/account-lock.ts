@@ -1,0 +1,139 @@
+// One account-wide sandbox action at a time per account (docs/sandbox.md, "Overlapping actions"):
+// clock advances, resets, snapshot restores and saves, and checkouts change the whole account (or
+// wait for its advance), so they run one after another. Two layers:
+//
+// - In this process, a FIFO queue per account (withAccountLock). A request waits for its turn
+//   holding no database connection: fifty advances of one account hold one connection of the
+//   pool, not all of it, and other requests keep theirs. The wait is bounded: a request whose
+//   expected wait (the actions ahead of it times their recent duration) is longer than
+//   ACCOUNT_LOCK_WAIT_MS, or that has waited that long, is answered 429 `account_busy` with
+//   Retry-After. The bound stays below the default IDLE_TIMEOUT_MS (15 s), which closes a
+//   connection on which no byte moves: a waiting request is answered, never cut off, and an action
+//   that committed is always answered, as it never waits after it began.
+// - In the database, for other processes (workers, the CLI): lockAccount, the first lock of every
+//   such transaction, is the account's row (PostgreSQL: FOR NO KEY UPDATE, so inserts that merely
+//   reference the account, journal entries and snapshots, pass), then the account's sites in id
+//   order. One order for every account-wide action means no two of them wait for each other in a
+//   cycle (a deadlock); writes of one site take only that site's lock. The wait for it is bounded
+//   by the same ACCOUNT_LOCK_WAIT_MS (lock_timeout), past which the answer is the same 429.
+import type { Kysely } from 'kysely';
+import type { DialectTraits } from '../db/dialect-traits.js';
+import { ApiError } from '../jsonapi/errors.js';
+
+/** The longest a request waits for its account's turn, in this process or in the database. */
+export const ACCOUNT_LOCK_WAIT_MS = 10_000;
+
+/** Requests of one account that may wait in this process at once; more are refused at once. */
+export const ACCOUNT_LOCK_WAITERS = 100;
+
+interface Turn {
+  go: () => void;
+  timer: NodeJS.Timeout;
+}
+
+class AccountQueue {
+  running = false;
+  readonly waiting: Turn[] = [];
+  /** Recent actions' duration (a moving average), for the expected wait; 0 before the first. */
+  averageMs = 0;
+
+  /** How long a request joining the queue now can expect to wait. */
+  expectedWaitMs(): number {
+    return (this.waiting.length + (this.running ? 1 : 0)) * this.averageMs;
+  }
+}
+
+// Per database handle (a process's pool; each test app has its own), then per account.
+const queues = new WeakMap<object, Map<number, AccountQueue>>();
+
+function queueOf(scope: object, accountId: number): AccountQueue {
+  let byAccount = queues.get(scope);
+  if (!byAccount) queues.set(scope, (byAccount = new Map()));
+  let queue = byAccount.get(accountId);
+  if (!queue) byAccount.set(accountId, (queue = new AccountQueue()));
+  return queue;
+}
+
+/** 429 account_busy: the request would wait (or has waited) too long for the account's turn. */
+export function accountBusy(waitMs: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new ApiError(
+    429,
+    [
+      {
+        code: 'account_busy',
+        title: 'Too Many Requests',
+        detail: `Another sandbox action of this account (a clock advance, reset, snapshot or checkout) is running, and this one would wait more than ${ACCOUNT_LOCK_WAIT_MS / 1000} s for its turn; retry in ${seconds} s`,
+      },
+    ],
+    { 'retry-after': String(seconds) },
+  );
+}
+
+/**
+ * Runs `action` once every action of the account queued before it in this process has finished,
+ * holding nothing while it waits (`scope` is the database handle: one queue per pool). 429
+ * account_busy when the wait would be or has been longer than ACCOUNT_LOCK_WAIT_MS.
+ */
+export async function withAccountLock<T>(scope: object, accountId: number, action: () => Promise<T>): Promise<T> {
+  const queue = queueOf(scope, accountId);
+  if (queue.running) {
+    const expected = queue.expectedWaitMs();
+    if (queue.waiting.length >= ACCOUNT_LOCK_WAITERS || expected > ACCOUNT_LOCK_WAIT_MS) throw accountBusy(expected);
+    await new Promise<void>((resolve, reject) => {
+      const turn: Turn = {
+        go: resolve,
+        timer: setTimeout(() => {
+          queue.waiting.splice(queue.waiting.indexOf(turn), 1);
+          reject(accountBusy(queue.expectedWaitMs()));
+        }, ACCOUNT_LOCK_WAIT_MS),
+      };
+      queue.waiting.push(turn);
+    });
+  } else {
+    queue.running = true;
+    // Even an idle queue starts on the event loop's next turn: on SQLite an action runs
+    // synchronously to its end, and requests already received (a read) are served first.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  const started = performance.now();
+  try {
+    return await action();
+  } finally {
+    const ms = performance.now() - started;
+    queue.averageMs = queue.averageMs === 0 ? ms : 0.7 * queue.averageMs + 0.3 * ms;
+    const next = queue.waiting.shift();
+    if (next) {
+      clearTimeout(next.timer);
+      // On the event loop's next turn, for the same reason: handed over at once, the queued
+      // actions would run back to back without a socket being read in between.
+      setImmediate(next.go);
+    } else {
+      queue.running = false;
+    }
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyDb = Kysely<any>;
+
+/**
+ * The database's lock of the account's actions, taken first in their transaction (see above):
+ * the account's row, locked to the end of the transaction, waiting at most ACCOUNT_LOCK_WAIT_MS
+ * for another process's action (then 429). Returns the account's clock offset as it is now.
+ */
+export async function lockAccount(db: AnyDb, traits: DialectTraits, accountId: number): Promise<{ clockOffsetMs: number }> {
+  await traits.boundLockWaits(db, ACCOUNT_LOCK_WAIT_MS);
+  let row: { clock_offset_ms: unknown };
+  try {
+    row = await traits
+      .lockingRows(db.selectFrom('accounts').select('clock_offset_ms').where('id', '=', accountId), 'no key update')
+      .executeTakeFirstOrThrow();
+  } catch (error) {
+    if (traits.isLockTimeout(error)) throw accountBusy(ACCOUNT_LOCK_WAIT_MS);
+    throw error;
+  }
+  // The site locks after it wait for single writes, which are short: the server's bound again.
+  await traits.boundLockWaits(db, null);
+  return { clockOffsetMs: Number(row.clock_offset_ms) };
+}
