@@ -97,7 +97,7 @@ const advanceBy = (duration: string) => ({ data: { type: 'clocks', attributes: {
 
 for (const dialect of DIALECTS) {
   describe(`overlapping account-wide sandbox actions [${dialect}]`, () => {
-    it(`${RACERS} concurrent advances of P1M with ${RACERS} subscriptions: each answered, each 200 charges every subscription once, other accounts keep being served`, async () => {
+    it(`${RACERS} concurrent advances of P1M with ${RACERS} subscriptions: each answered, each 200 charges every subscription once, other accounts keep being served`, async (ctx) => {
       const t = await createListeningTestApp(dialect);
       try {
         const token = await t.token();
@@ -119,6 +119,7 @@ for (const dialect of DIALECTS) {
 
         const race = Promise.all(Array.from({ length: RACERS }, () => over(t, 'POST', '/v1/test_helpers/clock/advance', token, advanceBy('P1M'))));
         const { result: outcomes, statuses, slowestMs, reads } = await readsDuring(t, race);
+        ctx.diagnostic(`answers ${JSON.stringify(tally(outcomes))}; another account's ${reads} reads ${JSON.stringify(statuses)}, slowest ${Math.round(slowestMs)} ms`);
         assertAnswered(outcomes, [200], 'advances');
         const advanced = outcomes.filter((o) => o.status === 200).length;
         assert.ok(advanced >= 1, `some advance ran: ${JSON.stringify(tally(outcomes))}`);
@@ -135,7 +136,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it(`${RACERS} resets, restores, snapshot saves, advances and checkouts at once: each answered, no deadlock, the data whole afterwards`, async () => {
+    it(`${RACERS} resets, restores, snapshot saves, advances and checkouts at once: each answered, no deadlock, the data whole afterwards`, async (ctx) => {
       const t = await createListeningTestApp(dialect);
       try {
         await seedDemo(t);
@@ -158,6 +159,7 @@ for (const dialect of DIALECTS) {
           }),
         );
         const { result: outcomes, statuses, slowestMs, reads } = await readsDuring(t, race);
+        ctx.diagnostic(`answers ${JSON.stringify(tally(outcomes))}; another account's ${reads} reads ${JSON.stringify(statuses)}, slowest ${Math.round(slowestMs)} ms`);
         for (const [, path] of actions) {
           const mine = outcomes.filter((o) => o.path === path);
           const ok = path.endsWith('/checkouts') ? [201, 404] : path.endsWith('/snapshots') ? [201, 409] : [200];
@@ -173,7 +175,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it(`${RACERS} concurrent checkouts of one offer: all 201, one purchase each, other accounts keep being served`, async () => {
+    it(`${RACERS} concurrent checkouts of one offer: all 201, one purchase each, other accounts keep being served`, async (ctx) => {
       const t = await createListeningTestApp(dialect);
       try {
         const token = await t.token();
@@ -182,6 +184,7 @@ for (const dialect of DIALECTS) {
           Array.from({ length: RACERS }, (_, i) => over(t, 'POST', '/v1/test_helpers/checkouts', token, checkoutDocument({ offer, email: `buyer-${i}@example.com` }))),
         );
         const { result: outcomes, statuses, slowestMs, reads } = await readsDuring(t, race);
+        ctx.diagnostic(`answers ${JSON.stringify(tally(outcomes))}; another account's ${reads} reads ${JSON.stringify(statuses)}, slowest ${Math.round(slowestMs)} ms`);
         assertAnswered(outcomes, [201], 'checkouts');
         const bought = outcomes.filter((o) => o.status === 201).length;
         const purchases = await t.handle.db.selectFrom('purchases').select((eb) => eb.fn.countAll().as('n')).where('site_id', '=', t.tenant.siteId).executeTakeFirstOrThrow();
