@@ -43,19 +43,8 @@ class AccountQueue {
   }
 }
 
-// Per database handle (a process's pool; each test app has its own), then per account.
-const queues = new WeakMap<object, Map<number, AccountQueue>>();
-
-function queueOf(scope: object, accountId: number): AccountQueue {
-  let byAccount = queues.get(scope);
-  if (!byAccount) queues.set(scope, (byAccount = new Map()));
-  let queue = byAccount.get(accountId);
-  if (!queue) byAccount.set(accountId, (queue = new AccountQueue()));
-  return queue;
-}
-
 /** 429 account_busy: the request would wait (or has waited) too long for the account's turn. */
-export function accountBusy(waitMs: number): ApiError {
+export function accountBusy(waitMs: number, boundMs = ACCOUNT_LOCK_WAIT_MS): ApiError {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   return new ApiError(
     429,
@@ -63,55 +52,78 @@ export function accountBusy(waitMs: number): ApiError {
       {
         code: 'account_busy',
         title: 'Too Many Requests',
-        detail: `Another sandbox action of this account (a clock advance, reset, snapshot or checkout) is running, and this one would wait more than ${ACCOUNT_LOCK_WAIT_MS / 1000} s for its turn; retry in ${seconds} s`,
+        detail: `Another sandbox action of this account (a clock advance, reset, snapshot or checkout) is running, and this one would wait more than ${boundMs / 1000} s for its turn; retry in ${seconds} s`,
       },
     ],
     { 'retry-after': String(seconds) },
   );
 }
 
-/**
- * Runs `action` once every action of the account queued before it in this process has finished,
- * holding nothing while it waits (`scope` is the database handle: one queue per pool). 429
- * account_busy when the wait would be or has been longer than ACCOUNT_LOCK_WAIT_MS.
- */
-export async function withAccountLock<T>(scope: object, accountId: number, action: () => Promise<T>): Promise<T> {
-  const queue = queueOf(scope, accountId);
-  if (queue.running) {
-    const expected = queue.expectedWaitMs();
-    if (queue.waiting.length >= ACCOUNT_LOCK_WAITERS || expected > ACCOUNT_LOCK_WAIT_MS) throw accountBusy(expected);
-    await new Promise<void>((resolve, reject) => {
-      const turn: Turn = {
-        go: resolve,
-        timer: setTimeout(() => {
-          queue.waiting.splice(queue.waiting.indexOf(turn), 1);
-          reject(accountBusy(queue.expectedWaitMs()));
-        }, ACCOUNT_LOCK_WAIT_MS),
-      };
-      queue.waiting.push(turn);
-    });
-  } else {
-    queue.running = true;
-    // Even an idle queue starts on the event loop's next turn: on SQLite an action runs
-    // synchronously to its end, and requests already received (a read) are served first.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  const started = performance.now();
-  try {
-    return await action();
-  } finally {
-    const ms = performance.now() - started;
-    queue.averageMs = queue.averageMs === 0 ? ms : 0.7 * queue.averageMs + 0.3 * ms;
-    const next = queue.waiting.shift();
-    if (next) {
-      clearTimeout(next.timer);
-      // On the event loop's next turn, for the same reason: handed over at once, the queued
-      // actions would run back to back without a socket being read in between.
-      setImmediate(next.go);
+/** The accounts' queues of one process and pool, each bounded as the options say. */
+export class AccountQueues {
+  private readonly queues = new Map<number, AccountQueue>();
+
+  constructor(private readonly bounds: { waitMs: number; waiters: number } = { waitMs: ACCOUNT_LOCK_WAIT_MS, waiters: ACCOUNT_LOCK_WAITERS }) {}
+
+  /**
+   * Runs `action` once every action of the account queued before it has finished, holding
+   * nothing while it waits. 429 account_busy when the wait would be, or has been, too long.
+   */
+  async run<T>(accountId: number, action: () => Promise<T>): Promise<T> {
+    let queue = this.queues.get(accountId);
+    if (!queue) this.queues.set(accountId, (queue = new AccountQueue()));
+    const { waitMs, waiters } = this.bounds;
+    if (queue.running) {
+      const expected = queue.expectedWaitMs();
+      if (queue.waiting.length >= waiters || expected > waitMs) throw accountBusy(expected, waitMs);
+      const waited = queue;
+      await new Promise<void>((resolve, reject) => {
+        const turn: Turn = {
+          go: resolve,
+          timer: setTimeout(() => {
+            const at = waited.waiting.indexOf(turn);
+            if (at >= 0) waited.waiting.splice(at, 1);
+            reject(accountBusy(waited.expectedWaitMs(), waitMs));
+          }, waitMs),
+        };
+        waited.waiting.push(turn);
+      });
     } else {
-      queue.running = false;
+      queue.running = true;
+      // Even an idle queue starts on the event loop's next turn: on SQLite an action runs
+      // synchronously to its end, and requests already received (a read) are served first.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    const started = performance.now();
+    try {
+      return await action();
+    } finally {
+      const ms = performance.now() - started;
+      queue.averageMs = queue.averageMs === 0 ? ms : 0.7 * queue.averageMs + 0.3 * ms;
+      const next = queue.waiting.shift();
+      if (next) {
+        clearTimeout(next.timer);
+        // On the event loop's next turn, for the same reason: handed over at once, the queued
+        // actions would run back to back without a socket being read in between.
+        setImmediate(next.go);
+      } else {
+        queue.running = false;
+      }
     }
   }
+}
+
+// One set of queues per database handle (a process's pool; each test app has its own).
+const queuesOf = new WeakMap<object, AccountQueues>();
+
+/**
+ * Runs `action` in the account's turn among the actions of this process on `scope` (the database
+ * handle), with the bounds above: see AccountQueues.run.
+ */
+export function withAccountLock<T>(scope: object, accountId: number, action: () => Promise<T>): Promise<T> {
+  let queues = queuesOf.get(scope);
+  if (!queues) queuesOf.set(scope, (queues = new AccountQueues()));
+  return queues.run(accountId, action);
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
