@@ -13,12 +13,16 @@ import { PERMISSION_NAMES } from '../../src/auth/permissions.js';
 import { createApiKey } from '../../src/domain/accounts.js';
 import { builders } from '../support/builders.js';
 import { buy, checkoutDocument } from '../support/commerce.js';
-import { createListeningTestApp, DIALECTS, type ListeningTestApp } from '../support/harness.js';
+import pg from 'pg';
+import { createListeningTestApp, DIALECTS, directDatabaseConfig, type ListeningTestApp } from '../support/harness.js';
 import { request } from '../support/serve-process.js';
 import { seedDemo } from '../support/snapshots.js';
 import { otherAccount, send } from '../support/writes.js';
 
 const RACERS = 50;
+
+/** Runs on PostgreSQL only: SQLite has no row locks and one writer per database file. */
+const POSTGRES_ONLY_FOR = (dialect: string) => ({ skip: dialect === 'postgres' ? false : 'PostgreSQL only: row locks held by another process' });
 
 interface Outcome {
   /** The HTTP status, or 0 when the connection closed without an answer. */
@@ -171,6 +175,34 @@ for (const dialect of DIALECTS) {
         assert.equal(reset.statusCode, 200, reset.body);
         assert.equal((await t.get('/v1/contacts?page[size]=1', token)).statusCode, 200);
       } finally {
+        await t.close();
+      }
+    });
+
+    it('an advance waiting for another process\'s action on the account is answered 429 with Retry-After after 10 s, and nothing changes', POSTGRES_ONLY_FOR(dialect), async () => {
+      const t = await createListeningTestApp(dialect);
+      // Another process: a connection of its own holding the account's lock, as its action would.
+      const other = new pg.Client({ connectionString: directDatabaseConfig(t).url });
+      await other.connect();
+      try {
+        const token = await t.token();
+        const before = (await t.get('/v1/test_helpers/clock', token)).json().data.attributes.offset_seconds;
+        await other.query('begin');
+        await other.query('select id from accounts where id = $1 for update', [t.tenant.accountId]);
+        const started = performance.now();
+        const refused = await over(t, 'POST', '/v1/test_helpers/clock/advance', token, advanceBy('P1M'));
+        const waited = performance.now() - started;
+        assert.equal(refused.status, 429, refused.body);
+        assert.equal(JSON.parse(refused.body).errors[0].code, 'account_busy');
+        assert.ok(Number(refused.retryAfter) >= 1, String(refused.retryAfter));
+        // Bounded by lock_timeout (ACCOUNT_LOCK_WAIT_MS), well before IDLE_TIMEOUT_MS would close the connection.
+        assert.ok(waited >= 9_000 && waited < 14_000, `refused after ${Math.round(waited)} ms`);
+        await other.query('rollback');
+        assert.equal((await t.get('/v1/test_helpers/clock', token)).json().data.attributes.offset_seconds, before, 'the refused advance moved nothing');
+        const res = await over(t, 'POST', '/v1/test_helpers/clock/advance', token, advanceBy('P1M'));
+        assert.equal(res.status, 200, res.body);
+      } finally {
+        await other.end();
         await t.close();
       }
     });
