@@ -90,8 +90,10 @@ async function readsDuring<T>(t: ListeningTestApp, start: () => Promise<T>): Pro
 /**
  * Another account's reads were all answered 200 meanwhile, and on PostgreSQL promptly. The bound
  * is generous: what it proves is that no read queued behind the lock waiters for the pool's 5 s
- * connect timeout (which answered 503). On SQLite every query runs on the event loop, so a read
- * waits for the action running (and this test's client shares the loop): statuses only.
+ * connect timeout (which answered 503). On SQLite every query runs on the event loop, an action
+ * included, and the server accepts one new connection per turn of the loop (measured: a
+ * connection made after the 50 advances' waits for about 50 of them, also from an outside
+ * client): statuses only.
  */
 function assertServed(dialect: string, statuses: Record<number, number>, reads: number, slowestMs: number): void {
   assert.deepEqual(statuses, { 200: reads }, "another account's reads all answered 200 meanwhile");
