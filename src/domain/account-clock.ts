@@ -99,13 +99,13 @@ export async function advanceAccountClock(
   target: ClockTarget,
   options: AdvanceOptions,
 ): Promise<AdvanceResult> {
-  return withAccountLock(handle, principal.accountId, async () => {
+  return withAccountLock(handle, principal.accountId, async (waitLeftMs) => {
     const siteIds = await accountSiteIds(handle, principal.accountId);
     const accountWide: Principal = { ...principal, siteIds };
     return engine.transact(accountWide, async (ctx, records) => {
       const { db, traits } = ctx.handle;
       // The lock that serialises advances of the account (and its fresh offset).
-      const { clockOffsetMs: fromOffset } = await lockAccount(db, traits, principal.accountId);
+      const { clockOffsetMs: fromOffset } = await lockAccount(db, traits, principal.accountId, waitLeftMs);
       const realNow = options.realNow();
       const from = new Date(realNow.getTime() + fromOffset);
       const until = 'by' in target ? addIsoDuration(from, target.by) : target.to;

@@ -1,6 +1,6 @@
 // One account-wide sandbox action at a time per account (docs/sandbox.md, "Overlapping actions"):
-// clock advances, resets, snapshot restores and saves, and checkouts change the whole account (or
-// wait for its advance), so they run one after another. Two layers:
+// clock advances, resets, snapshot restores, saves and deletes, and checkouts change the whole
+// account (or wait for its advance), so they run one after another. Two layers:
 //
 // - In this process, a FIFO queue per account (withAccountLock). A request waits for its turn
 //   holding no database connection: fifty advances of one account hold one connection of the
@@ -15,7 +15,8 @@
 //   reference the account, journal entries and snapshots, pass), then the account's sites in id
 //   order. One order for every account-wide action means no two of them wait for each other in a
 //   cycle (a deadlock); writes of one site take only that site's lock. The wait for it is bounded
-//   by the same ACCOUNT_LOCK_WAIT_MS (lock_timeout), past which the answer is the same 429.
+//   by what is left of the same ACCOUNT_LOCK_WAIT_MS after the wait in the process (lock_timeout),
+//   past which the answer is the same 429: the two waits together stay within the bound.
 import type { Kysely } from 'kysely';
 import type { DialectTraits } from '../db/dialect-traits.js';
 import { ApiError } from '../jsonapi/errors.js';
@@ -67,9 +68,11 @@ export class AccountQueues {
 
   /**
    * Runs `action` once every action of the account queued before it has finished, holding
-   * nothing while it waits. 429 account_busy when the wait would be, or has been, too long.
+   * nothing while it waits, with what is left of the wait's bound (for lockAccount). 429
+   * account_busy when the wait would be, or has been, too long.
    */
-  async run<T>(accountId: number, action: () => Promise<T>): Promise<T> {
+  async run<T>(accountId: number, action: (waitLeftMs: number) => Promise<T>): Promise<T> {
+    const arrived = performance.now();
     let queue = this.queues.get(accountId);
     if (!queue) this.queues.set(accountId, (queue = new AccountQueue()));
     const { waitMs, waiters } = this.bounds;
@@ -96,7 +99,7 @@ export class AccountQueues {
     }
     const started = performance.now();
     try {
-      return await action();
+      return await action(Math.max(1, waitMs - (started - arrived)));
     } finally {
       const ms = performance.now() - started;
       queue.averageMs = queue.averageMs === 0 ? ms : 0.7 * queue.averageMs + 0.3 * ms;
@@ -120,7 +123,7 @@ const queuesOf = new WeakMap<object, AccountQueues>();
  * Runs `action` in the account's turn among the actions of this process on `scope` (the database
  * handle), with the bounds above: see AccountQueues.run.
  */
-export function withAccountLock<T>(scope: object, accountId: number, action: () => Promise<T>): Promise<T> {
+export function withAccountLock<T>(scope: object, accountId: number, action: (waitLeftMs: number) => Promise<T>): Promise<T> {
   let queues = queuesOf.get(scope);
   if (!queues) queuesOf.set(scope, (queues = new AccountQueues()));
   return queues.run(accountId, action);
@@ -131,11 +134,12 @@ type AnyDb = Kysely<any>;
 
 /**
  * The database's lock of the account's actions, taken first in their transaction (see above):
- * the account's row, locked to the end of the transaction, waiting at most ACCOUNT_LOCK_WAIT_MS
- * for another process's action (then 429). Returns the account's clock offset as it is now.
+ * the account's row, locked to the end of the transaction, waiting at most `waitMs` (what
+ * withAccountLock left of the bound) for another process's action, then 429. Returns the
+ * account's clock offset as it is now.
  */
-export async function lockAccount(db: AnyDb, traits: DialectTraits, accountId: number): Promise<{ clockOffsetMs: number }> {
-  await traits.boundLockWaits(db, ACCOUNT_LOCK_WAIT_MS);
+export async function lockAccount(db: AnyDb, traits: DialectTraits, accountId: number, waitMs = ACCOUNT_LOCK_WAIT_MS): Promise<{ clockOffsetMs: number }> {
+  await traits.boundLockWaits(db, waitMs);
   let row: { clock_offset_ms: unknown };
   try {
     row = await traits

@@ -68,12 +68,12 @@ type AnyDb = Kysely<any>;
  * (seeding), where the account is locked first all the same.
  */
 async function inAccountTransaction<T>(handle: DatabaseHandle, accountId: number, fn: (db: AnyDb) => Promise<T>): Promise<T> {
-  const locked = async (db: AnyDb) => {
-    await lockAccount(db, handle.traits, accountId);
+  const locked = async (db: AnyDb, waitMs?: number) => {
+    await lockAccount(db, handle.traits, accountId, waitMs);
     return fn(db);
   };
   if (handle.db.isTransaction) return locked(handle.db);
-  return withAccountLock(handle, accountId, () => handle.db.transaction().execute(locked));
+  return withAccountLock(handle, accountId, (waitLeftMs) => handle.db.transaction().execute((trx) => locked(trx, waitLeftMs)));
 }
 
 /**

@@ -73,6 +73,18 @@ describe('account queues', () => {
     await Promise.all([running, first, second]);
   });
 
+  it('gives an action what is left of the bound after its wait (for the database lock\'s wait)', async () => {
+    const queues = new AccountQueues({ waitMs: 5_000, waiters: 100 });
+    const left: number[] = [];
+    const action = async (waitLeftMs: number) => {
+      left.push(waitLeftMs);
+      await sleep(100);
+    };
+    await Promise.all([queues.run(1, action), queues.run(1, action)]);
+    assert.ok(left[0]! > 4_900 && left[0]! <= 5_000, `the first waited nothing: ${left[0]}`);
+    assert.ok(left[1]! <= 4_900, `the second waited for the first: ${left[1]} left`);
+  });
+
   it('hands the turn on when an action fails', async () => {
     const queues = new AccountQueues({ waitMs: 5_000, waiters: 100 });
     const failing = queues.run(1, async () => {
