@@ -15,6 +15,7 @@ import {
   type RestoreResult,
   type SnapshotSummary,
 } from '../domain/snapshots.js';
+import { ApiError } from '../jsonapi/errors.js';
 import { chooseAccount } from './account-principal.js';
 import { configFrom, report, UsageError, withDatabase, type Command } from './command.js';
 
@@ -32,7 +33,10 @@ async function onAccount<T>(values: Values, run: (handle: DatabaseHandle, accoun
     try {
       return { accountId, result: await run(handle, accountId) };
     } catch (error) {
-      throw error instanceof SnapshotProblem ? new AdminError(error.message) : error;
+      // A refusal, or the account held past the wait's bound by a server's action (account_busy).
+      if (error instanceof SnapshotProblem) throw new AdminError(error.message);
+      if (error instanceof ApiError) throw new AdminError(error.errors.map((e) => e.detail).join('; '));
+      throw error;
     }
   });
 }

@@ -76,8 +76,21 @@ export interface DialectTraits {
    * The select, also locking the rows it reads until the transaction ends (PostgreSQL: FOR UPDATE).
    * SQLite has no row locks and needs none: its write transactions begin immediate, holding the
    * database's one write lock from their start, so no other writer can change what they read.
+   * `'no key update'` (PostgreSQL: FOR NO KEY UPDATE) lets rows that reference the locked ones be
+   * inserted meanwhile (a foreign key check takes only a key share lock).
    */
-  lockingRows<QB extends AnySelect>(query: QB): QB;
+  lockingRows<QB extends AnySelect>(query: QB, strength?: 'update' | 'no key update'): QB;
+
+  /**
+   * Bounds the lock waits of the transaction's next statements to `ms`, or with null puts the
+   * server's bound back (PostgreSQL: SET LOCAL lock_timeout; a wait past it fails with
+   * isLockTimeout). SQLite: nothing; its busy timeout bounds the wait for another process's write
+   * lock.
+   */
+  boundLockWaits(db: AnyDb, ms: number | null): Promise<void>;
+
+  /** Whether a driver error is a lock wait that ran past boundLockWaits' bound. */
+  isLockTimeout(error: unknown): boolean;
 
   /**
    * The select, locking the rows it reads and skipping rows another transaction has locked, so
@@ -233,6 +246,8 @@ export const sqliteTraits: DialectTraits = {
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE',
   lockingRows: (query) => query,
+  boundLockWaits: async () => {},
+  isLockTimeout: () => false,
   claimingRows: (query) => query,
   notify: async () => {},
   writeTransactionsSerialized: true,
@@ -287,7 +302,13 @@ export const postgresTraits: DialectTraits = {
   shiftTimestamp: (expr, ms) => sql`${expr} + cast(${Math.round(ms)} as double precision) * interval '1 millisecond'`,
   isUniqueViolation: (error) =>
     typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505',
-  lockingRows: (query) => query.forUpdate() as typeof query,
+  lockingRows: (query, strength = 'update') => (strength === 'update' ? query.forUpdate() : query.forNoKeyUpdate()) as typeof query,
+  boundLockWaits: async (db, ms) => {
+    // SET takes no bound parameter; the value is an integer made here.
+    await sql.raw(`set local lock_timeout = ${ms === null ? 'default' : Math.max(1, Math.trunc(ms))}`).execute(db);
+  },
+  // 55P03 lock_not_available.
+  isLockTimeout: (error) => errorCode(error) === '55P03',
   claimingRows: (query) => query.forUpdate().skipLocked() as typeof query,
   notify: async (db, channel) => {
     await sql`select pg_notify(${channel}, '')`.execute(db);

@@ -7,18 +7,21 @@
 //   deliveries are moved as much earlier as its clock moved forward (shiftWebhookRetries);
 // - everything in DUE_WORK (renewals and payment plan installments), each given the new time.
 //
-// Races: the advance locks the account's row before it reads the offset (PostgreSQL: SELECT ...
-// FOR UPDATE; SQLite: write transactions run one at a time), then locks every site of the account
-// as writes do, and its due work runs under both locks. Two advances of one account therefore
-// run one after the other, the second from where the first left the clock: every due item is
-// produced once, by the advance whose range holds it, in time order. Both the API route
-// (src/sandbox/clock.ts) and `sitebiz clock advance` (src/cli/clock.ts) call advanceAccountClock.
+// Races: the advance waits for the account's turn (withAccountLock, holding no connection while it
+// waits), then locks the account's row before it reads the offset (lockAccount; SQLite: write
+// transactions run one at a time), then every site of the account as writes do, and its due work
+// runs under both locks: the order every account-wide action takes them in (account-lock.ts), so
+// an advance never deadlocks with a reset or a restore. Two advances of one account therefore run
+// one after the other, the second from where the first left the clock: every due item is produced
+// once, by the advance whose range holds it, in time order. The API route (src/sandbox/clock.ts),
+// the console and `sitebiz clock advance` (src/cli/clock.ts) call advanceAccountClock.
 import { sql } from 'kysely';
 import { accountNow, type Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { ApiError } from '../jsonapi/errors.js';
 import type { JsonApiEngine } from '../jsonapi/engine.js';
 import type { WriteContext } from '../jsonapi/resource.js';
+import { lockAccount, withAccountLock } from './account-lock.js';
 import { addIsoDuration, type IsoDuration } from './iso-duration.js';
 import { wakeDeliveryWorkers } from './outbox.js';
 import { chargeDueRenewals } from './renewals.js';
@@ -96,34 +99,33 @@ export async function advanceAccountClock(
   target: ClockTarget,
   options: AdvanceOptions,
 ): Promise<AdvanceResult> {
-  const siteIds = await accountSiteIds(handle, principal.accountId);
-  const accountWide: Principal = { ...principal, siteIds };
-  return engine.transact(accountWide, async (ctx, records) => {
-    const { db, traits } = ctx.handle;
-    // The lock that serialises advances of the account (and its fresh offset).
-    const row = await traits
-      .lockingRows(db.selectFrom('accounts').select('clock_offset_ms').where('id', '=', principal.accountId))
-      .executeTakeFirstOrThrow();
-    const realNow = options.realNow();
-    const fromOffset = Number(row.clock_offset_ms);
-    const from = new Date(realNow.getTime() + fromOffset);
-    const until = 'by' in target ? addIsoDuration(from, target.by) : target.to;
-    const pointer = target.pointer ?? '';
-    if (!(until.getTime() <= LATEST)) throw clockError('clock_out_of_range', `The clock cannot move past ${new Date(LATEST).toISOString()}`, pointer);
-    if (until.getTime() <= from.getTime()) {
-      throw clockError(
-        'clock_cannot_go_back',
-        `The account clock only moves forward: it reads ${from.toISOString()}, and ${'by' in target ? 'the duration does not move it' : `${until.toISOString()} is not later`}`,
-        pointer,
-      );
-    }
-    const offsetMs = until.getTime() - realNow.getTime();
-    await db.updateTable('accounts').set({ clock_offset_ms: offsetMs }).where('id', '=', principal.accountId).execute();
-    await records.lockSites(siteIds);
-    const moved: WriteContext = { ...ctx, principal: { ...ctx.principal, clockOffsetMs: offsetMs }, now: until };
-    await shiftWebhookRetries(moved, siteIds, until.getTime() - from.getTime(), realNow, options.leaseMs);
-    for (const work of DUE_WORK) await work(moved, siteIds, until);
-    return { accountId: principal.accountId, now: until, offsetMs, realTime: realNow, from };
+  return withAccountLock(handle, principal.accountId, async (waitLeftMs) => {
+    const siteIds = await accountSiteIds(handle, principal.accountId);
+    const accountWide: Principal = { ...principal, siteIds };
+    return engine.transact(accountWide, async (ctx, records) => {
+      const { db, traits } = ctx.handle;
+      // The lock that serialises advances of the account (and its fresh offset).
+      const { clockOffsetMs: fromOffset } = await lockAccount(db, traits, principal.accountId, waitLeftMs);
+      const realNow = options.realNow();
+      const from = new Date(realNow.getTime() + fromOffset);
+      const until = 'by' in target ? addIsoDuration(from, target.by) : target.to;
+      const pointer = target.pointer ?? '';
+      if (!(until.getTime() <= LATEST)) throw clockError('clock_out_of_range', `The clock cannot move past ${new Date(LATEST).toISOString()}`, pointer);
+      if (until.getTime() <= from.getTime()) {
+        throw clockError(
+          'clock_cannot_go_back',
+          `The account clock only moves forward: it reads ${from.toISOString()}, and ${'by' in target ? 'the duration does not move it' : `${until.toISOString()} is not later`}`,
+          pointer,
+        );
+      }
+      const offsetMs = until.getTime() - realNow.getTime();
+      await db.updateTable('accounts').set({ clock_offset_ms: offsetMs }).where('id', '=', principal.accountId).execute();
+      await records.lockSites(siteIds);
+      const moved: WriteContext = { ...ctx, principal: { ...ctx.principal, clockOffsetMs: offsetMs }, now: until };
+      await shiftWebhookRetries(moved, siteIds, until.getTime() - from.getTime(), realNow, options.leaseMs);
+      for (const work of DUE_WORK) await work(moved, siteIds, until);
+      return { accountId: principal.accountId, now: until, offsetMs, realTime: realNow, from };
+    });
   });
 }
 

@@ -5,10 +5,12 @@
 // account's sites, copied into snapshot_<table> with one INSERT ... SELECT per table, and the
 // account's clock offset. A restore, in one transaction holding every site's write lock:
 // deletes the sites' rows (children first), inserts the saved rows back (parents first) with their
-// ids, and sets the clock back to the snapshot's. Nothing else of the account changes: users,
-// keys, grants, hooks and the delivery log are kept (KEPT_TABLES), except the hooks' health
-// (failing_since, disabled_at), which goes back to the snapshot's (restoreHookStates): a hook the
-// restored time has not seen fail is not left "disabled since" a date that has not come.
+// ids, and sets the clock back to the snapshot's. Saves, restores and deletes are the account's
+// actions (src/domain/account-lock.ts): one at a time, the account locked before its sites.
+// Nothing else of the account changes: users, keys, grants, hooks and the delivery log are kept
+// (KEPT_TABLES), except the hooks' health (failing_since, disabled_at), which goes back to the
+// snapshot's (restoreHookStates): a hook the restored time has not seen fail is not left
+// "disabled since" a date that has not come.
 //
 // The counters kept by triggers (src/db/site-counters.ts) are set from the restored rows at the end
 // (withCounterUpkeepSuspended: on PostgreSQL the per-row upkeep is off meanwhile), so row counts
@@ -23,6 +25,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import { ACCOUNT_DATA_TABLES, snapshotTableOf, type AccountDataTable } from '../db/account-data.js';
 import { lockSiteWrites, withCounterUpkeepSuspended } from '../db/site-counters.js';
+import { lockAccount, withAccountLock } from './account-lock.js';
 
 export const SEED_SNAPSHOT = 'seed';
 
@@ -62,13 +65,24 @@ export class SnapshotProblem extends Error {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
 
-/** Runs `fn` in a transaction, or in the caller's when the handle is inside one already. */
-async function inTransaction<T>(handle: DatabaseHandle, fn: (db: AnyDb) => Promise<T>): Promise<T> {
-  if (handle.db.isTransaction) return fn(handle.db);
-  return handle.db.transaction().execute((trx) => fn(trx));
+/**
+ * Runs `fn` as one of the account's actions (account-lock.ts): in its turn, in a transaction that
+ * first locks the account; or in the caller's transaction when the handle is inside one already
+ * (seeding), where the account is locked first all the same.
+ */
+async function inAccountTransaction<T>(handle: DatabaseHandle, accountId: number, fn: (db: AnyDb) => Promise<T>): Promise<T> {
+  const locked = async (db: AnyDb, waitMs?: number) => {
+    await lockAccount(db, handle.traits, accountId, waitMs);
+    return fn(db);
+  };
+  if (handle.db.isTransaction) return locked(handle.db);
+  return withAccountLock(handle, accountId, (waitLeftMs) => handle.db.transaction().execute((trx) => locked(trx, waitLeftMs)));
 }
 
-/** The account's sites, each write-locked to the end of the transaction, ascending (no deadlocks). */
+/**
+ * The account's sites, each write-locked to the end of the transaction, ascending, after the
+ * account's own lock (the order of account-lock.ts: no deadlocks).
+ */
 async function lockAccountSites(handle: DatabaseHandle, db: AnyDb, accountId: number): Promise<number[]> {
   const rows = await db.selectFrom('sites').select('id').where('account_id', '=', accountId).orderBy('id').execute();
   const siteIds = rows.map((r: { id: number | string }) => Number(r.id));
@@ -209,7 +223,7 @@ export async function saveSnapshot(
   realNow: Date,
   options: { replace?: boolean } = {},
 ): Promise<SnapshotSummary> {
-  return inTransaction(handle, async (db) => {
+  return inAccountTransaction(handle, accountId, async (db) => {
     const siteIds = await lockAccountSites(handle, db, accountId);
     const existing = await findSnapshot(db, accountId, name);
     if (existing && !options.replace) throw new SnapshotProblem('exists', `This account already has a snapshot named ${JSON.stringify(name)}; delete it first or choose another name`);
@@ -257,7 +271,7 @@ export async function listSnapshots(handle: DatabaseHandle, accountId: number): 
 }
 
 export async function deleteSnapshot(handle: DatabaseHandle, accountId: number, name: string): Promise<void> {
-  await inTransaction(handle, async (db) => {
+  await inAccountTransaction(handle, accountId, async (db) => {
     const existing = await findSnapshot(db, accountId, name);
     if (!existing) throw new SnapshotProblem('not_found', `This account has no snapshot named ${JSON.stringify(name)}`);
     if (name === SEED_SNAPSHOT) {
@@ -272,8 +286,10 @@ export async function deleteSnapshot(handle: DatabaseHandle, accountId: number, 
  * where it was then.
  */
 export async function restoreSnapshot(handle: DatabaseHandle, accountId: number, name: string, realNow: Date): Promise<RestoreResult> {
-  const started = performance.now();
-  const result = await inTransaction(handle, async (db) => {
+  // From the account's turn: the wait for it is not the restore's time.
+  let started = 0;
+  const result = await inAccountTransaction(handle, accountId, async (db) => {
+    started = performance.now();
     const siteIds = await lockAccountSites(handle, db, accountId);
     const snapshot = await findSnapshot(db, accountId, name);
     if (!snapshot) {

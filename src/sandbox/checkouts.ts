@@ -6,6 +6,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../auth/authenticate.js';
 import { withoutSiteNote, type Principal } from '../auth/principal.js';
+import type { DatabaseHandle } from '../db/connect.js';
+import { withAccountLock } from '../domain/account-lock.js';
 import { createCheckout, MAX_QUANTITY, paymentDeclined, type CheckoutResult } from '../domain/checkouts.js';
 import { refundTransaction } from '../domain/refunds.js';
 import type { JsonApiEngine, ShowDocument } from '../jsonapi/engine.js';
@@ -82,28 +84,32 @@ const CHECKOUT_SHOWN_TYPES = ['purchases', 'transactions', 'customers', 'orders'
 /**
  * Runs the checkout of a request document (`{"data":{"type":"checkouts",...}}`) for the principal,
  * as POST /v1/test_helpers/checkouts does (and the console's checkout form): the read permissions
- * of the answer, the document's rules, then createCheckout in one transaction. A declined checkout
- * is committed and returned (`declined`); the caller answers it.
+ * of the answer, the document's rules, then createCheckout in one transaction, in the account's
+ * turn (withAccountLock: a checkout waits for a running advance or reset without holding a
+ * connection of `database`'s pool). A declined checkout is committed and returned (`declined`);
+ * the caller answers it.
  */
-export async function runCheckout(engine: JsonApiEngine, principal: Principal, body: unknown): Promise<CheckoutResult> {
+export async function runCheckout(engine: JsonApiEngine, database: DatabaseHandle, principal: Principal, body: unknown): Promise<CheckoutResult> {
   requireReads(engine, principal, CHECKOUT_SHOWN_TYPES, 'A checkout');
   const document = readResourceDocument(CHECKOUT_DOCUMENT, body, CHECKOUT_RULES, { create: true });
   const a = document.attributes;
   const bumps = document.relationships.order_bumps;
-  return engine.transact(principal, (ctx, records) =>
-    createCheckout(ctx, records, {
-      offerId: document.relationships.offer as number,
-      email: a.email as string,
-      ...(typeof a.name === 'string' ? { name: a.name } : {}),
-      ...(typeof a.coupon_code === 'string' ? { couponCode: a.coupon_code } : {}),
-      ...(typeof a.quantity === 'number' ? { quantity: a.quantity } : {}),
-      ...(typeof a.payment_outcome === 'string' ? { paymentOutcome: a.payment_outcome as 'succeeded' | 'declined' } : {}),
-      ...(Array.isArray(bumps) ? { orderBumpIds: bumps } : {}),
-    }),
+  return withAccountLock(database, principal.accountId, () =>
+    engine.transact(principal, (ctx, records) =>
+      createCheckout(ctx, records, {
+        offerId: document.relationships.offer as number,
+        email: a.email as string,
+        ...(typeof a.name === 'string' ? { name: a.name } : {}),
+        ...(typeof a.coupon_code === 'string' ? { couponCode: a.coupon_code } : {}),
+        ...(typeof a.quantity === 'number' ? { quantity: a.quantity } : {}),
+        ...(typeof a.payment_outcome === 'string' ? { paymentOutcome: a.payment_outcome as 'succeeded' | 'declined' } : {}),
+        ...(Array.isArray(bumps) ? { orderBumpIds: bumps } : {}),
+      }),
+    ),
   );
 }
 
-export const checkoutRoutes: SandboxPart = ({ engine }) =>
+export const checkoutRoutes: SandboxPart = ({ engine, database }) =>
   async function register(app: FastifyInstance): Promise<void> {
     const purchases = engine.registry.get('purchases');
     app.post(
@@ -152,7 +158,7 @@ export const checkoutRoutes: SandboxPart = ({ engine }) =>
       },
       async (request, reply) => {
         const principal = principalOf(request);
-        const result = await runCheckout(engine, principal, request.body);
+        const result = await runCheckout(engine, database, principal, request.body);
         // Committed: the failed charge of a declined checkout stays, and the answer is the error.
         if (result.declined) throw paymentDeclined(result);
         const doc: ShowDocument = await engine.show(purchases, String(result.purchaseId), 'include=transactions,customer', withoutSiteNote(principal));

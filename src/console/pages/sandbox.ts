@@ -70,7 +70,7 @@ export function sandboxPage(renderer: ConsoleRenderer): ConsolePage {
           order_bumps: form.all('order_bumps').filter((id) => id !== ''),
         };
         const principal = sessionOf(request).principal;
-        const outcome = await attempt(() => runCheckout(deps.engine, principal, checkoutDocument(fields)));
+        const outcome = await attempt(() => runCheckout(deps.engine, deps.database, principal, checkoutDocument(fields)));
         if ('refused' in outcome) return mainPage(ctx, request, reply, { checkout: fields, checkoutRefusal: outcome.refused });
         const result = outcome.ok;
         return mainPage(ctx, request, reply, {
