@@ -17,7 +17,7 @@ import { attr, defineResource, rel } from '../jsonapi/resource.js';
 import { errorDocumentSchema, errorResponses, resourceObjectSchema } from '../jsonapi/route-schemas.js';
 import { refuseQueryParameters } from '../jsonapi/routes.js';
 import { readResourceDocument, type WriteRules } from '../jsonapi/write-document.js';
-import { SANDBOX_TAG, type SandboxPart } from './part.js';
+import { ACCOUNT_BUSY_RESPONSE, SANDBOX_TAG, type SandboxPart } from './part.js';
 
 /** The request document of a checkout (read with the engine's document reader; no table). */
 const CHECKOUT_DOCUMENT = defineResource({
@@ -153,6 +153,7 @@ export const checkoutRoutes: SandboxPart = ({ engine, database }) =>
             ),
             402: { ...errorDocumentSchema, description: 'payment_outcome "declined": the failed charge is recorded, no purchase is made (code payment_declined)' },
             ...sandboxErrors({ 422: 'An attribute or an order bump breaks a rule (source.pointer names it)' }),
+            ...ACCOUNT_BUSY_RESPONSE,
           },
         },
       },

@@ -13,7 +13,7 @@ import { errorDocumentSchema, errorResponses } from '../jsonapi/route-schemas.js
 import { refuseQueryParameters } from '../jsonapi/routes.js';
 import { leaseMs } from '../webhooks/delivery-queue.js';
 import { requireWholeAccount } from './account-wide.js';
-import { SANDBOX_TAG, type SandboxPart } from './part.js';
+import { ACCOUNT_BUSY_RESPONSE, SANDBOX_TAG, type SandboxPart } from './part.js';
 
 const TYPE = 'clocks';
 
@@ -156,6 +156,7 @@ export const clockPart: SandboxPart = (services) =>
             400: { ...errorDocumentSchema, description: 'The body is not a clocks document' },
             403: { ...errorDocumentSchema, description: 'The key lacks manage:sandbox, or its user does not reach every site of the account (whole_account_required)' },
             409: { ...errorDocumentSchema, description: 'data.type is not clocks' },
+            ...ACCOUNT_BUSY_RESPONSE,
             422: { ...errorDocumentSchema, description: 'Neither or both of advance_by and advance_to, an invalid duration or time, or a target that is not later than the clock (source.pointer names the member)' },
           },
         },

@@ -15,7 +15,7 @@ import { journalPart } from './journal.js';
 import { snapshotRoutes } from './snapshot-routes.js';
 import { SANDBOX_PERMISSION, type SandboxPart, type SandboxServices } from './part.js';
 
-export { SANDBOX_PERMISSION, SANDBOX_TAG, type SandboxPart, type SandboxServices } from './part.js';
+export { ACCOUNT_BUSY_RESPONSE, SANDBOX_PERMISSION, SANDBOX_TAG, type SandboxPart, type SandboxServices } from './part.js';
 
 /**
  * The declared resources served under /v1/test_helpers (pathPrefix test_helpers: email broadcasts

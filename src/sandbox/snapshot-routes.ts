@@ -20,7 +20,7 @@ import { JSONAPI_MEDIA_TYPE } from '../jsonapi/http.js';
 import { errorDocumentSchema, errorResponses } from '../jsonapi/route-schemas.js';
 import { refuseQueryParameters } from '../jsonapi/routes.js';
 import { requireWholeAccount } from './account-wide.js';
-import { SANDBOX_TAG, type SandboxServices } from './routes.js';
+import { ACCOUNT_BUSY_RESPONSE, SANDBOX_TAG, type SandboxServices } from './routes.js';
 
 const NAME_POINTER = '/data/attributes/name';
 
@@ -151,7 +151,7 @@ export function snapshotRoutes(services: SandboxServices) {
           description:
             `Puts the account's data back as it was right after the account was seeded (the \`seed\` snapshot): the same records with the same ids and counts, in one transaction, and the account's clock back where it was then. ${kept} ` +
             `An account seeded before snapshots existed has no seed snapshot: 409 no_seed_snapshot. ${wholeAccount}`,
-          response: { 200: restoreAnswer, ...errorResponses, ...forbiddenHere, 409: error('The account has no seed snapshot (no_seed_snapshot)') },
+          response: { 200: restoreAnswer, ...errorResponses, ...forbiddenHere, 409: error('The account has no seed snapshot (no_seed_snapshot)'), ...ACCOUNT_BUSY_RESPONSE },
         },
       },
       async (request, reply) => {
@@ -198,6 +198,7 @@ export function snapshotRoutes(services: SandboxServices) {
             ...errorResponses,
             ...forbiddenHere,
             409: error('The account already has a snapshot of that name (snapshot_exists), or data.type is not snapshots'),
+            ...ACCOUNT_BUSY_RESPONSE,
             422: error('The name breaks the naming rules or is reserved (source.pointer names it)'),
           },
         },
@@ -219,7 +220,7 @@ export function snapshotRoutes(services: SandboxServices) {
           summary: 'Restore a snapshot',
           description: `Puts the account's data back exactly as the snapshot saved it (same records, ids and counts), in one transaction, and the account's clock back to its time then. The snapshot stays, to restore again. ${kept} ${wholeAccount}`,
           params: nameParam,
-          response: { 200: restoreAnswer, ...errorResponses, ...forbiddenHere, 404: error('The account has no snapshot of that name') },
+          response: { 200: restoreAnswer, ...errorResponses, ...forbiddenHere, 404: error('The account has no snapshot of that name'), ...ACCOUNT_BUSY_RESPONSE },
         },
       },
       async (request, reply) => {
@@ -244,6 +245,7 @@ export function snapshotRoutes(services: SandboxServices) {
             ...forbiddenHere,
             404: error('The account has no snapshot of that name'),
             409: error('The seed snapshot cannot be deleted (reserved_snapshot)'),
+            ...ACCOUNT_BUSY_RESPONSE,
           },
         },
       },
