@@ -1,7 +1,8 @@
 // Rate limits over HTTP: requests a minute per API key on every /v1 route (per address before
 // authentication), the RateLimit-* headers on every answer, JSON:API 429s with Retry-After, the
 // throttle of failed client authentication at /v1/oauth/token (per client_id and per address, RFC
-// 6749 429s, over when the minute is), and one limit shared by two apps through Redis.
+// 6749 429s, over when the minute is; taken before the secret is checked, so that it holds for
+// concurrent guesses), and one limit shared by two apps through Redis.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it, mock } from 'node:test';
@@ -185,6 +186,35 @@ for (const dialect of DIALECTS) {
     });
   });
 
+  // Issue 21: the failures were peeked at before the check and counted after it, so concurrent
+  // guesses all passed a limit none of them had counted yet.
+  describe(`failed client authentication under concurrency [${dialect}]`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await createTestApp(dialect, { env: { AUTH_FAILURE_LIMIT: '5' } });
+    });
+    after(() => t.close());
+
+    it('checks at most the limit of 40 simultaneous wrong secrets for one client id; the rest answer 429 with Retry-After', async () => {
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => tokenRequest(t, t.tenant.clientId, `wrong-${i}`, '10.3.0.1')));
+      const statuses = answers.map((res) => res.statusCode);
+      assert.equal(statuses.filter((s) => s === 401).length, 5, `checked: ${statuses.join(' ')}`);
+      const refused = answers.filter((res) => res.statusCode === 429);
+      assert.equal(refused.length, 35, statuses.join(' '));
+      for (const res of refused) assertOAuth429(res);
+    });
+
+    it('answers 429 to the right secret sent among wrong ones from 16 addresses once the limit is taken, and gives a right secret\'s attempt back', async () => {
+      const other = await t.keyWith(t.tenant.ownerId, ['view:contacts']);
+      // Right secrets are not failures: more of them than the limit, one after another, all get tokens.
+      for (let i = 0; i < 8; i++) assert.equal((await tokenRequest(t, other.clientId, other.clientSecret, '10.4.0.1')).statusCode, 200);
+      const attempts = Array.from({ length: 16 }, (_, i) => tokenRequest(t, other.clientId, i === 15 ? other.clientSecret : `wrong-${i}`, `10.4.1.${i}`));
+      const statuses = (await Promise.all(attempts)).map((res) => res.statusCode);
+      assert.equal(statuses.filter((s) => s === 401).length, 5, `checked: ${statuses.join(' ')}`);
+      assert.equal(statuses[15], 429, `the right secret, sent last: ${statuses.join(' ')}`);
+    });
+  });
+
   describe(`client addresses behind a load balancer (TRUST_PROXY) [${dialect}]`, () => {
     let t: TestApp;
     before(async () => {
@@ -231,6 +261,44 @@ describe('rate limits shared through Redis', async () => {
       }
       assert.deepEqual(statuses, [200, 200, 200, 200, 429, 429]);
       assert.deepEqual(remaining, ['3', '2', '1', '0', '0', '0']);
+    } finally {
+      await second.close();
+      await t.close();
+      const cleanup = new Redis(REDIS_URL);
+      const keys = await cleanup.keys(`${namespace}*`);
+      if (keys.length > 0) await cleanup.del(...keys);
+      cleanup.disconnect();
+    }
+  });
+
+  it('two apps take failed client authentications from one allowance: of 40 simultaneous wrong secrets the limit are checked, and the right one after them answers 429', { skip }, async () => {
+    const namespace = `sitebiz-test-${randomBytes(6).toString('hex')}:`;
+    const t = await createTestApp('sqlite', { env: { AUTH_FAILURE_LIMIT: '5', REDIS_URL }, redisNamespace: namespace });
+    const second = await buildApp({ config: t.config, database: { ...t.handle, close: async () => {} }, now: t.clock.now, redisNamespace: namespace });
+    try {
+      const attempt = (app: typeof second, clientId: string, secret: string, remoteAddress: string) =>
+        app.inject({
+          method: 'POST',
+          url: '/v1/oauth/token',
+          headers: FORM,
+          remoteAddress,
+          payload: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }).toString(),
+        });
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => attempt(i % 2 ? second : t.app, t.tenant.clientId, `wrong-${i}`, '10.5.0.1')));
+      const statuses = answers.map((res) => res.statusCode);
+      assert.equal(statuses.filter((s) => s === 401).length, 5, `checked: ${statuses.join(' ')}`);
+      for (const res of answers.filter((r) => r.statusCode === 429)) assertOAuth429(res);
+      assert.equal(statuses.length, 40);
+
+      const other = await t.keyWith(t.tenant.ownerId, ['view:contacts']);
+      // Right secrets give their attempt back, on either app.
+      for (let i = 0; i < 8; i++) assert.equal((await attempt(i % 2 ? second : t.app, other.clientId, other.clientSecret, '10.5.1.1')).statusCode, 200);
+      const sixteen = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => attempt(i % 2 ? second : t.app, other.clientId, i === 15 ? other.clientSecret : `wrong-${i}`, `10.5.2.${i}`)),
+      );
+      const sixteenStatuses = sixteen.map((res) => res.statusCode);
+      assert.equal(sixteenStatuses.filter((s) => s === 401).length, 5, `checked: ${sixteenStatuses.join(' ')}`);
+      assert.equal(sixteenStatuses[15], 429, `the right secret, sent last: ${sixteenStatuses.join(' ')}`);
     } finally {
       await second.close();
       await t.close();

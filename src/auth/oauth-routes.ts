@@ -87,12 +87,10 @@ async function revokingKeyId(
   }
   if (!client.clientId || !client.clientSecret) throw oauthError(400, 'invalid_request', 'client_id and client_secret are both required');
   // The same throttle as the token endpoint: revoke must not become a way to guess secrets.
-  await limits.refuseWhileFailing(request, client.clientId);
+  const attempt = await limits.takeClientAuthentication(request, client.clientId);
   const key = await tokens.clientKey(client.clientId, client.clientSecret);
-  if (key === undefined) {
-    await limits.recordFailure(request, client.clientId);
-    throw invalidClient(client.basic);
-  }
+  if (key === undefined) throw invalidClient(client.basic);
+  await attempt.succeeded();
   request.clientKey = key;
   return key.id;
 }
@@ -140,13 +138,12 @@ export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
             throw oauthError(400, 'invalid_request', 'client_id and client_secret are required for grant_type=client_credentials');
           }
           // Guessing secrets: after too many failures the client id and the address get 429s,
-          // whatever the secret, so that the answer tells nothing until the minute is over.
-          await limits.refuseWhileFailing(request, client.clientId);
+          // whatever the secret, so that the answer tells nothing until the minute is over. The
+          // failure is taken before the check, so that concurrent guesses cannot all pass.
+          const attempt = await limits.takeClientAuthentication(request, client.clientId);
           const issued = await tokens.grantForClient(client.clientId, client.clientSecret);
-          if (!issued) {
-            await limits.recordFailure(request, client.clientId);
-            throw invalidClient(client.basic);
-          }
+          if (!issued) throw invalidClient(client.basic);
+          await attempt.succeeded();
           request.clientKey = issued.key;
           return reply.type('application/json').send(issued.tokens);
         }

@@ -1,12 +1,15 @@
 // Rate limits: requests a minute per API key on every /v1 route, and failed client
-// authentications a minute per client_id and per source address at /v1/oauth/token. Counting is
-// @fastify/rate-limit's (its in-process store, or Redis when REDIS_URL is set, so that every
-// process shares one count); this file decides what is counted under which key, which headers an
-// answer carries, and how a 429 reads. docs/operations.md describes the behaviour.
+// authentications a minute per client_id and per source address at /v1/oauth/token. Requests are
+// counted by @fastify/rate-limit, failures by attempt-counters.ts (a failure is taken before the
+// secret is checked and given back when it was right); both in-process, or in Redis when
+// REDIS_URL is set, so that every process shares one count. This file decides what is counted
+// under which key, which headers an answer carries, and how a 429 reads. docs/operations.md
+// describes the behaviour.
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { redactUrl, type Config } from '../config.js';
+import { localAttemptCounters, redisAttemptCounters } from './attempt-counters.js';
 import { ApiError, tooManyRequests } from '../jsonapi/errors.js';
 
 /** Every limit counts over a fixed window of one minute, starting at the first count. */
@@ -27,10 +30,17 @@ export interface RateLimits {
   countRequest(request: FastifyRequest, reply: FastifyReply): Promise<void>;
   /** Whether countRequest has counted this request. */
   counted(request: FastifyRequest): boolean;
-  /** Before a client secret is checked: a 429 while the client id or the address has failed too often. */
-  refuseWhileFailing(request: FastifyRequest, clientId: string): Promise<void>;
-  /** A wrong client secret (or unknown client id) for this client id from this address. */
-  recordFailure(request: FastifyRequest, clientId: string): Promise<void>;
+  /**
+   * Before a client secret is checked: takes one failure for the client id and one for the
+   * address, both or neither, and throws a 429 when either has none left this minute. Taking
+   * first is what makes the limit hold for concurrent guesses. A right secret gives it back.
+   */
+  takeClientAuthentication(request: FastifyRequest, clientId: string): Promise<ClientAuthentication>;
+}
+
+export interface ClientAuthentication {
+  /** The secret was right: the failure taken in advance is given back. */
+  succeeded(): Promise<void>;
 }
 
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
@@ -56,20 +66,12 @@ export async function installRateLimits(app: FastifyInstance, config: Config, op
     ...(redis ? { redis, nameSpace: options.redisNamespace ?? 'sitebiz:ratelimit:' } : {}),
   });
 
-  const attemptedClient = new WeakMap<FastifyRequest, string>();
   const countedRequests = new WeakSet<FastifyRequest>();
   const minute = { timeWindow: WINDOW_MS };
   const requests = app.createRateLimit({ ...minute, max: config.rateLimitPerMinute, keyGenerator: requestKey });
-  const failuresByClient = app.createRateLimit({
-    ...minute,
-    max: config.authFailuresPerMinute,
-    keyGenerator: (request) => `fail:client:${attemptedClient.get(request) ?? ''}`,
-  });
-  const failuresByAddress = app.createRateLimit({
-    ...minute,
-    max: config.authFailuresPerMinute,
-    keyGenerator: (request) => `fail:ip:${normalizeIP(request.ip)}`,
-  });
+  const failures = redis
+    ? redisAttemptCounters(redis, options.redisNamespace ?? 'sitebiz:ratelimit:', (err) => app.log.debug({ err }, 'a failed-authentication count was skipped (Redis)'))
+    : localAttemptCounters(LOCAL_KEYS);
 
   return {
     async countRequest(request, reply) {
@@ -88,31 +90,29 @@ export async function installRateLimits(app: FastifyInstance, config: Config, op
     },
     counted: (request) => countedRequests.has(request),
 
-    async refuseWhileFailing(request, clientId) {
-      if (config.authFailuresPerMinute === 0) return;
-      attemptedClient.set(request, clientId);
-      const peeks = await Promise.all([failuresByClient(request, { increment: false }), failuresByAddress(request, { increment: false })]);
-      const locked = peeks.filter((p) => !p.isAllowed && p.remaining === 0 && p.ttl > 0);
-      if (locked.length === 0) return;
-      const retryAfter = Math.max(...locked.map((p) => (p.isAllowed ? 0 : p.ttlInSeconds)));
-      // RFC 6749 form (the route's errorFormat); slow_down is the registered OAuth error for this.
-      throw new ApiError(
-        429,
-        [
-          {
-            code: 'slow_down',
-            title: 'Too Many Requests',
-            detail: `More than ${config.authFailuresPerMinute} failed client authentications a minute for this client_id or from this address; retry in ${retryAfter} s`,
-          },
-        ],
-        { 'retry-after': String(retryAfter) },
+    async takeClientAuthentication(request, clientId) {
+      if (config.authFailuresPerMinute === 0) return { succeeded: async () => {} };
+      const keys = [`fail:client:${clientId}`, `fail:ip:${normalizeIP(request.ip)}`];
+      const take = await failures.take(
+        keys.map((key) => ({ key, max: config.authFailuresPerMinute })),
+        WINDOW_MS,
       );
-    },
-
-    async recordFailure(request, clientId) {
-      if (config.authFailuresPerMinute === 0) return;
-      attemptedClient.set(request, clientId);
-      await Promise.all([failuresByClient(request), failuresByAddress(request)]);
+      if (!take.taken) {
+        const retryAfter = Math.max(1, Math.ceil(take.retryAfterMs / 1000));
+        // RFC 6749 form (the route's errorFormat); slow_down is the registered OAuth error for this.
+        throw new ApiError(
+          429,
+          [
+            {
+              code: 'slow_down',
+              title: 'Too Many Requests',
+              detail: `More than ${config.authFailuresPerMinute} failed client authentications a minute for this client_id or from this address; retry in ${retryAfter} s`,
+            },
+          ],
+          { 'retry-after': String(retryAfter) },
+        );
+      }
+      return { succeeded: () => failures.giveBack(keys) };
     },
   };
 }

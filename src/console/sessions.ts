@@ -171,47 +171,73 @@ export class ConsoleSessions {
     return row ? Number(row.user_id) : null;
   }
 
-  /** Whether sign-in is paused for any of the subjects ("ip:..." or "account:..."), and until when. */
-  async throttledUntil(subjects: readonly string[]): Promise<Date | null> {
+  /**
+   * Takes one attempt from every subject's allowance ("ip:..." and "account:...") before the
+   * password is checked: all or none, in one transaction, so that concurrent sign-ins queue on the
+   * subjects' rows (PostgreSQL's row locks; SQLite's write lock, as every write transaction begins
+   * immediate there) and at most the limit are ever checked, whatever the number in flight. Null
+   * when taken; otherwise when sign-in may be tried again, and nothing is counted. The allowance
+   * counts failures: a right password gives its attempt back (signInSucceeded).
+   */
+  async takeSignInAttempt(subjects: readonly string[]): Promise<Date | null> {
     if (subjects.length === 0) return null;
-    const rows = await this.db.selectFrom('console_sign_in_failures').selectAll().where('subject', 'in', [...subjects]).execute();
-    const now = this.now().getTime();
-    let until: number | null = null;
-    for (const row of rows) {
-      const end = this.time(row.window_started_at) + SIGN_IN_FAILURE_LIMITS.windowMs;
-      if (end <= now || row.failures < limitOf(row.subject)) continue;
-      until = Math.max(until ?? 0, end);
-    }
-    return until === null ? null : new Date(until);
-  }
-
-  /** Counts one failed sign-in against each subject (a window starts at the first failure). */
-  async recordFailure(subjects: readonly string[]): Promise<void> {
     const now = this.now();
     const windowStart = this.at(new Date(now.getTime() - SIGN_IN_FAILURE_LIMITS.windowMs));
-    for (const subject of subjects) {
-      await this.db
-        .insertInto('console_sign_in_failures')
-        .values({ subject, window_started_at: this.at(now), failures: 1 })
-        .onConflict((oc) =>
-          oc.column('subject').doUpdateSet((eb) => ({
-            // An expired window starts again at this failure.
-            failures: eb.case().when('console_sign_in_failures.window_started_at', '<=', windowStart).then(1).else(eb('console_sign_in_failures.failures', '+', 1)).end(),
-            window_started_at: eb
-              .case()
-              .when('console_sign_in_failures.window_started_at', '<=', windowStart)
-              .then(this.at(now))
-              .else(eb.ref('console_sign_in_failures.window_started_at'))
-              .end(),
-          })),
-        )
-        .execute();
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        let until = 0;
+        // One order for every request, so that two transactions never wait on each other's rows.
+        for (const subject of [...new Set(subjects)].sort()) {
+          const row = await trx
+            .insertInto('console_sign_in_failures')
+            .values({ subject, window_started_at: this.at(now), failures: 1 })
+            .onConflict((oc) =>
+              oc.column('subject').doUpdateSet((eb) => ({
+                // An expired window starts again at this attempt.
+                failures: eb.case().when('console_sign_in_failures.window_started_at', '<=', windowStart).then(1).else(eb('console_sign_in_failures.failures', '+', 1)).end(),
+                window_started_at: eb
+                  .case()
+                  .when('console_sign_in_failures.window_started_at', '<=', windowStart)
+                  .then(this.at(now))
+                  .else(eb.ref('console_sign_in_failures.window_started_at'))
+                  .end(),
+              })),
+            )
+            .returning(['failures', 'window_started_at'])
+            .executeTakeFirstOrThrow();
+          if (Number(row.failures) > limitOf(subject)) until = Math.max(until, this.time(row.window_started_at) + SIGN_IN_FAILURE_LIMITS.windowMs);
+        }
+        // Rolls the counts back: a refused attempt is not a failure.
+        if (until > 0) throw new SignInRefused(new Date(until));
+      });
+      return null;
+    } catch (error) {
+      if (error instanceof SignInRefused) return error.until;
+      throw error;
     }
   }
 
-  /** A successful sign-in clears the account's count (the address keeps its own). */
-  async clearFailures(subject: string): Promise<void> {
-    await this.db.deleteFrom('console_sign_in_failures').where('subject', '=', subject).execute();
+  /**
+   * A right password: the account's count starts again, and the address gets back the attempt it
+   * took (the address keeps its failures).
+   */
+  async signInSucceeded(accountSubject: string, addressSubject: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('console_sign_in_failures').where('subject', '=', accountSubject).execute();
+      await trx
+        .updateTable('console_sign_in_failures')
+        .set((eb) => ({ failures: eb('failures', '-', 1) }))
+        .where('subject', '=', addressSubject)
+        .where('failures', '>', 0)
+        .execute();
+    });
+  }
+}
+
+/** Ends takeSignInAttempt's transaction without a write. */
+class SignInRefused extends Error {
+  constructor(readonly until: Date) {
+    super('sign-in attempts exhausted');
   }
 }
 

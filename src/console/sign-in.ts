@@ -64,8 +64,11 @@ export function signInRoutes(deps: ConsoleDeps, renderer: ConsoleRenderer) {
       const password = body.get('password') ?? '';
       const next = safeNext(body.get('next'));
       const user = email ? await findUserByEmail(database, email) : undefined;
-      const subjects = [`ip:${request.ip}`, ...(user ? [`account:${user.accountId}`] : [])];
-      const until = await sessions.throttledUntil(subjects);
+      const address = `ip:${request.ip}`;
+      const subjects = [address, ...(user ? [`account:${user.accountId}`] : [])];
+      // The attempt is taken before the hash, not recorded after it: otherwise every concurrent
+      // attempt would pass the check while none had been counted yet.
+      const until = await sessions.takeSignInAttempt(subjects);
       if (until) {
         const seconds = Math.max(1, Math.ceil((until.getTime() - deps.now().getTime()) / 1000));
         reply.header('retry-after', String(seconds));
@@ -79,10 +82,9 @@ export function signInRoutes(deps: ConsoleDeps, renderer: ConsoleRenderer) {
       // verifyPassword spends one hash's time even without a user, so timing tells nothing.
       const valid = await verifyPassword(password, user?.passwordHash);
       if (!user || !valid) {
-        await sessions.recordFailure(subjects);
         return renderer.page(request, reply, { title: 'Sign in', status: 401, problems: ['The email or the password is not right.'], body: form(next, email) });
       }
-      await sessions.clearFailures(`account:${user.accountId}`);
+      await sessions.signInSucceeded(`account:${user.accountId}`, address);
       return startSession(reply, user.id, next);
     });
 

@@ -132,14 +132,62 @@ for (const dialect of DIALECTS) {
       await t.handle.db.deleteFrom('console_sign_in_failures').execute();
     });
 
-    it('throttles per address too, whatever the email', async () => {
+    it('throttles per address too, whatever the email; a right password gives its attempt back', async () => {
       const sessions = new ConsoleSessions(t.handle, t.clock.now);
       const subjects = ['ip:203.0.113.9'];
-      for (let i = 0; i < SIGN_IN_FAILURE_LIMITS.perAddress - 1; i++) await sessions.recordFailure(subjects);
-      assert.equal(await sessions.throttledUntil(subjects), null, 'below the limit');
-      await sessions.recordFailure(subjects);
-      assert.ok(await sessions.throttledUntil(subjects), 'at the limit');
-      assert.equal(await sessions.throttledUntil(['ip:203.0.113.10']), null, 'another address is not');
+      for (let i = 0; i < SIGN_IN_FAILURE_LIMITS.perAddress - 1; i++) assert.equal(await sessions.takeSignInAttempt(subjects), null, `attempt ${i + 1}`);
+      const from = { remoteAddress: '203.0.113.9' };
+      const right = await t.app.inject({ method: 'POST', url: '/console/sign-in', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: formBody({ email, password: PASSWORD }), ...from });
+      assert.equal(right.statusCode, 303, 'the last attempt of the allowance, right');
+      assert.equal(await sessions.takeSignInAttempt(subjects), null, 'the right one did not use up the allowance');
+      const until = await sessions.takeSignInAttempt(subjects);
+      assert.ok(until && until.getTime() > t.clock.now().getTime(), 'past the limit, until the window ends');
+      assert.equal(await sessions.takeSignInAttempt(['ip:203.0.113.10']), null, 'another address is not');
+      await t.handle.db.deleteFrom('console_sign_in_failures').execute();
+    });
+
+    // Issue 21: the throttle was checked before the hash and recorded after it, so concurrent
+    // attempts all passed (40 wrong passwords at once were all checked; 16 from 16 addresses with
+    // the right one last signed in).
+    it('holds under concurrency: of 40 simultaneous wrong passwords for one account only the limit are checked, the rest answer 429 with Retry-After', async () => {
+      await t.handle.db.deleteFrom('console_sign_in_failures').execute();
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => signIn({ email, password: `wrong password ${i}` })));
+      const statuses = answers.map((res) => res.statusCode);
+      assert.equal(statuses.filter((s) => s === 401).length, SIGN_IN_FAILURE_LIMITS.perAccount, `checked: ${statuses.join(' ')}`);
+      const refused = answers.filter((res) => res.statusCode === 429);
+      assert.equal(refused.length, 40 - SIGN_IN_FAILURE_LIMITS.perAccount, statuses.join(' '));
+      for (const res of refused) {
+        assert.ok(Number(res.headers['retry-after']) >= 1, `Retry-After ${String(res.headers['retry-after'])}`);
+        assert.match(res.body, /Too many failed sign-ins/);
+      }
+      const counted = await t.handle.db.selectFrom('console_sign_in_failures').select(['subject', 'failures']).orderBy('subject').execute();
+      assert.deepEqual(
+        counted.map((r) => [r.subject, Number(r.failures)]),
+        [[`account:${t.tenant.accountId}`, SIGN_IN_FAILURE_LIMITS.perAccount], ['ip:127.0.0.1', SIGN_IN_FAILURE_LIMITS.perAccount]],
+        'refused attempts are not counted',
+      );
+      await t.handle.db.deleteFrom('console_sign_in_failures').execute();
+    });
+
+    it('holds under concurrency from many addresses: the right password after the limit, while wrong ones are still being checked, answers 429 and no session', async () => {
+      await t.handle.db.deleteFrom('console_sign_in_failures').execute();
+      const from = (i: number) => ({ remoteAddress: `198.51.100.${i + 1}` });
+      const attempt = (password: string, i: number) =>
+        t.app.inject({ method: 'POST', url: '/console/sign-in', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: formBody({ email, password }), ...from(i) });
+      let answered = 0;
+      const wrong = Array.from({ length: 15 }, (_, i) => attempt(`wrong password ${i}`, i).then((res) => (answered++, res)));
+      // The right one goes once the account's attempts are taken (their hashes still running), or
+      // once every wrong one has answered.
+      const accountCount = async () =>
+        Number((await t.handle.db.selectFrom('console_sign_in_failures').select('failures').where('subject', '=', `account:${t.tenant.accountId}`).executeTakeFirst())?.failures ?? 0);
+      while (answered < 15 && (await accountCount()) < SIGN_IN_FAILURE_LIMITS.perAccount) await new Promise((r) => setTimeout(r, 5));
+      const right = await attempt(PASSWORD, 15);
+      const statuses = (await Promise.all(wrong)).map((res) => res.statusCode);
+      assert.equal(statuses.filter((s) => s === 401).length, SIGN_IN_FAILURE_LIMITS.perAccount, `checked: ${statuses.join(' ')}`);
+      assert.equal(statuses.filter((s) => s === 429).length, 15 - SIGN_IN_FAILURE_LIMITS.perAccount, statuses.join(' '));
+      assert.equal(right.statusCode, 429, 'the right password waits too');
+      assert.ok(Number(right.headers['retry-after']) >= 1);
+      assert.equal(sessionCookieOf(right), undefined);
       await t.handle.db.deleteFrom('console_sign_in_failures').execute();
     });
 
