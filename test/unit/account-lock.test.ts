@@ -82,7 +82,8 @@ describe('account queues', () => {
     };
     await Promise.all([queues.run(1, action), queues.run(1, action)]);
     assert.ok(left[0]! > 4_900 && left[0]! <= 5_000, `the first waited nothing: ${left[0]}`);
-    assert.ok(left[1]! <= 4_900, `the second waited for the first: ${left[1]} left`);
+    // The first held the turn for 100 ms (timers may fire a fraction early: half of it is the bound).
+    assert.ok(left[1]! <= left[0]! - 50, `the second waited for the first: ${left[1]} left, against ${left[0]}`);
   });
 
   it('hands the turn on when an action fails', async () => {
