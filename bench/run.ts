@@ -35,7 +35,7 @@ import { learnSiteFacts } from './site-facts.js';
 import { createWriteSite, startServer } from './sitebiz-server.js';
 import { measureSandbox } from './snapshots.js';
 import { measureStartup, startupSection, type StartupResult } from './startup.js';
-import { measureWebhookDelivery } from './webhook-delivery.js';
+import { measureTenantFairness, measureWebhookDelivery } from './webhook-delivery.js';
 import { measureWrites } from './writes.js';
 
 /** Contacts of the site the webhook measure writes its events in. */
@@ -142,13 +142,23 @@ async function main(options: Options, command: string): Promise<number> {
     }
   }
   const webhooks: WebhookResult[] = [];
-  if (options.suites.includes('webhooks')) {
+  const fairness = options.suites.includes('webhooks') || options.suites.includes('webhook-fairness');
+  if (fairness) {
     for (const kind of options.databases) {
-      // A small database of its own, never kept: the measure adds thousands of contacts to it.
-      const dataset = await prepareDataset({ ...datasetOptions, keepDir: undefined }, kind, WEBHOOK_SITE_CONTACTS);
-      console.log(`${kind}: webhook delivery`);
-      const figures = await measureWebhookDelivery(dataset, { events: options.webhookEvents, latencySamples: options.webhookLatencySamples, connections: options.connections });
-      webhooks.push({ kind, figures });
+      const result: WebhookResult = { kind };
+      if (options.suites.includes('webhooks')) {
+        // A small database of its own, never kept: the measure adds thousands of contacts to it.
+        const dataset = await prepareDataset({ ...datasetOptions, keepDir: undefined }, kind, WEBHOOK_SITE_CONTACTS);
+        console.log(`${kind}: webhook delivery`);
+        result.figures = await measureWebhookDelivery(dataset, { events: options.webhookEvents, latencySamples: options.webhookLatencySamples, connections: options.connections });
+      }
+      if (fairness) {
+        // Made again: the delivery measure's hooks are not wanted here.
+        const dataset = await prepareDataset({ ...datasetOptions, keepDir: undefined }, kind, WEBHOOK_SITE_CONTACTS);
+        console.log(`${kind}: webhook fairness between accounts`);
+        result.fairness = await measureTenantFairness(dataset, { samples: options.webhookFairnessSamples, maxSeconds: options.webhookFairnessSeconds });
+      }
+      webhooks.push(result);
     }
   }
   const sandbox: SandboxResult[] = [];
