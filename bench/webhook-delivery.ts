@@ -265,8 +265,9 @@ export async function measureTenantFairness(dataset: Dataset, options: FairnessO
   const stalled = new StalledListener();
   const targetUrl = await receiver.start();
   const stalledUrl = await stalled.start();
-  const b = await seedSecondAccount(dataset);
+  // Started first: its console sign-in (startServer) names no user, which needs one account.
   const server = await startServer(dataset, { workers: '1', readyTimeoutMs: 120_000 });
+  const b = await seedSecondAccount(dataset);
   const token = await server.api.json<{ access_token: string }>('/v1/oauth/token', {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
