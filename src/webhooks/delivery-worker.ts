@@ -1,6 +1,7 @@
 // The delivery worker: every app runs one (buildApp starts it; each `serve --workers` process has
 // its own). It claims due deliveries (delivery-queue.ts), posts each (webhook-sender.ts) with at
-// most `concurrency` attempts in flight, and records the outcome (delivery-outcomes.ts).
+// most `concurrency` attempts in flight, shared between accounts and hooks (slot-shares.ts), and
+// records the outcome (delivery-outcomes.ts).
 //
 // It looks for due deliveries when told some were queued (by a commit of this process, or, on
 // PostgreSQL, by NOTIFY from any process), when the soonest known delivery falls due, and at least
