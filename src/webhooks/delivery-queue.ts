@@ -102,13 +102,12 @@ export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptio
     // Twice the free slots are read, so that one account's or hook's due deliveries coming first
     // still leave others some; those not taken are simply not updated (and, on PostgreSQL,
     // unlocked at the end of this short transaction). Accounts and hooks already at their share
-    // are skipped in the index scan. The account is read by a subquery, which locks nothing.
+    // are skipped in the index scan.
     const candidates = await traits
       .claimingRows(
         trx
           .selectFrom('webhook_deliveries')
           .select(['id', 'site_id', 'hook_id', 'event_id', 'event', 'resource_id', 'target_url', 'webhook_id', 'attempt_count', 'failures_in_round'])
-          .select((eb) => eb.selectFrom('sites').select('sites.account_id').whereRef('sites.id', '=', 'webhook_deliveries.site_id').as('account_id'))
           .where('next_attempt_at', '<=', at)
           .$if(fullHooks.length > 0, (q) => q.where('hook_id', 'not in', fullHooks))
           .$if(fullAccounts.length > 0, (q) => q.where('site_id', 'not in', (eb) => eb.selectFrom('sites').select('sites.id').where('sites.account_id', 'in', fullAccounts)))
@@ -117,13 +116,15 @@ export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptio
           .limit(shares ? options.limit * 2 : options.limit),
       )
       .execute();
+    if (candidates.length === 0) return [];
+    // The candidates' accounts, for their shares and their clocks (one query, locking nothing).
+    const accountOfSite = await accountsOfSites(trx, [...new Set(candidates.map((d) => Number(d.site_id)))]);
     const admitted = shares
-      ? shares.admit(candidates.map((d) => ({ accountId: Number(d.account_id), hookId: Number(d.hook_id) })), options.limit)
+      ? shares.admit(candidates.map((d) => ({ accountId: accountOfSite.get(Number(d.site_id))?.accountId ?? 0, hookId: Number(d.hook_id) })), options.limit)
       : candidates.map(() => true);
     if (admitted.includes(false)) heldBack = true;
     const due = candidates.filter((_, i) => admitted[i]);
     if (due.length === 0) return [];
-    const accountOfSite = await accountsOfSites(trx, [...new Set(due.map((d) => Number(d.site_id)))]);
     const offsetOf = (d: { site_id: unknown }) => accountOfSite.get(Number(d.site_id))?.clockOffsetMs ?? 0;
     /** Writes `change` to the deliveries, each stamped updated_at with its account's time (one statement per distinct offset). */
     const updateStamped = async (rows: typeof due, change: (at: string) => Record<string, unknown>) => {

@@ -3,15 +3,16 @@
 // only their owner's share. A slot is never taken back once given; fairness is in who may take
 // the next one. Two levels, per process:
 //
-//   - An account may hold at most half of the slots that other accounts leave free:
-//     ceil((slots - held by others) / 2). Alone it has half of them; the other half is room for
-//     the next account, which again may take half of what is left, and so on: however many
-//     accounts stall, some slots stay free until the 32nd (of 32) holds one.
+//   - An account may hold at most three quarters of the slots that other accounts leave free:
+//     ceil((slots - held by others) * 3 / 4). Alone it has 24 of 32 (what 3 hooks at their cap
+//     held before accounts were counted, so one account's throughput stays); the last quarter is
+//     room for the next account, which again may take three quarters of what is left (6), and so
+//     on. Half would leave room for more stalled accounts, but halved one account's drain rate.
 //   - A hook may hold at most its window, and never more than a quarter of the slots. The window
 //     starts at 2, grows by one with every attempt the receiver answers (any status), and falls
 //     to 1 when an attempt gets no answer. A receiver that accepts and never answers therefore
 //     holds 2 slots until its first deadline and 1 after, so even 6 such hooks of one account
-//     (12 slots) leave room in the account's half for its healthy hooks, which answer and grow.
+//     (12 slots) leave room in the account's share for its healthy hooks, which answer and grow.
 //
 // Held-back deliveries stay due in the database, for this process once a slot frees or for
 // another process: nothing is lost, duplicated or reordered beyond what the queue allows anyway.
@@ -45,7 +46,7 @@ export class SlotShares {
 
   /** The most slots the account may hold while the others hold `others`. */
   accountLimit(others: number): number {
-    return Math.max(1, Math.ceil((this.slots - others) / 2));
+    return Math.max(1, Math.ceil(((this.slots - others) * 3) / 4));
   }
 
   hookLimit(hookId: number): number {
