@@ -127,7 +127,7 @@ function webhookSections(webhooks: WebhookResult[], options: Options): string[] 
           '',
           'One `serve` process with its defaults (32 slots, 10 s timeout). A second account, B, makes 6 hooks to a listener on 127.0.0.1 that accepts ' +
             'connections and never answers, and one hook to the receiver; then 20 form submissions (120 deliveries that each hold a slot until ' +
-            `the deadline). Then ${options.webhookFairnessSamples} times, one at a time: a submission of account A (one hook, to the receiver) and one of B; ` +
+            `the deadline). Then ${options.webhookFairnessSamples} times, one at a time and 200 ms apart: a submission of account A (one hook, to the receiver) and one of B; ` +
             "the time from sending each to its arrival at the receiver (A's delivery, and B's healthy hook's). A delivery that never came counts as 60 s.",
           '',
           fair.join('\n'),

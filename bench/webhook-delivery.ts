@@ -311,7 +311,9 @@ export async function measureTenantFairness(dataset: Dataset, options: FairnessO
       // A sample that never arrived counts as the minute waited for it.
       otherAccount.push(a ?? 60_000);
       sameAccount.push(healthy ?? 60_000);
-      await sleep(20);
+      // 200 ms apart: 100 samples span two deadlines of the stalled attempts (10 s), when their
+      // slots free and are claimed again.
+      await sleep(200);
     }
     const figures: FairnessFigures = {
       stalledHooks: STALLED_HOOKS,
