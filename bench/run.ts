@@ -9,7 +9,8 @@
 //   5. POST /v1/contacts sustained (5; bench/writes.ts);
 //   and all along, the server's RSS per process (6; bench/memory.ts);
 // then, per database, webhook delivery: deliveries per second and commit-to-first-attempt latency
-// (issue 9; bench/webhook-delivery.ts); then, per database, the sandbox's reset and snapshots: the
+// (issue 9), and one account's deliveries beside another's stalled hooks (issue 21; both in
+// bench/webhook-delivery.ts, the latter alone with --suites webhook-fairness); then, per database, the sandbox's reset and snapshots: the
 // demo account's reset (target under 1 s) and an account of --sandbox-contacts contacts seeded,
 // reset, saved, restored (bench/snapshots.ts); and the start-up suite, only when asked for: how
 // long commands take from launch (bench/startup.ts); and the balancer suite, only when asked for:

@@ -14,7 +14,8 @@
 // Two clocks: the queue (next_attempt_at, leases) runs on real time, and what the worker writes
 // into an account's records (updated_at, attempts' times, a hook's health) is that account's time
 // (its sandbox clock, accounts.clock_offset_ms; docs/sandbox.md). The claim reads the offsets of
-// the claimed deliveries' accounts with one query per claim, and each claim carries its offset.
+// the candidates' accounts with one query per claim (the shares need them too), and each claim
+// carries its offset.
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { SlotShares } from './slot-shares.js';
