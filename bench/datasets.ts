@@ -104,7 +104,7 @@ function seedArguments(options: DatasetOptions, contacts: number, url: string): 
 }
 
 /** Reads the one JSON object the command prints (seed: site_ids; init: site_id). */
-function credentialsFrom(output: string, command: string): Credentials {
+export function credentialsFrom(output: string, command: string): Credentials {
   const line = output
     .split('\n')
     .map((l) => l.trim())

@@ -25,9 +25,10 @@ export const USAGE = `Usage: npm run bench -- [options]
   --seed <n>                sitebiz seed --seed (default 1)
   --workers <n|auto>        sitebiz serve --workers (default: serve's own)
   --load-generator <name>   wrk or autocannon (default wrk when installed)
-  --suites <list>           any of scale, webhooks, sandbox, startup and balancer (default
-                            scale,webhooks,sandbox); balancer: 1, 2 and 3 processes behind HAProxy
-                            on PostgreSQL through PgBouncer, at the smallest of --sizes
+  --suites <list>           any of scale, webhooks, webhook-fairness, sandbox, startup and balancer
+                            (default scale,webhooks,sandbox); balancer: 1, 2 and 3 processes behind
+                            HAProxy on PostgreSQL through PgBouncer, at the smallest of --sizes;
+                            webhooks includes webhook-fairness, which alone runs only that measure
   --startup-runs <n>        launches per start-up figure; the median is reported (default 5)
   --startup-compare <dir>   also time another checkout (with its node_modules), e.g. the commit before
                             a change, alternating launches with this one
@@ -35,6 +36,9 @@ export const USAGE = `Usage: npm run bench -- [options]
                             (default 10000)
   --webhook-latency <n>     events sent one at a time for commit-to-first-attempt latency
                             (default 200)
+  --webhook-fairness <n>    deliveries timed per account beside another account's stalled hooks
+                            (default 100)
+  --webhook-fairness-seconds <s>  ... at most this long per database (default 300)
   --sandbox-contacts <n>    contacts of the account the sandbox suite seeds, resets and snapshots
                             (default 100000; the demo account is measured as well)
   --time-limit <min>        stop everything after this many minutes (default 58)
@@ -44,7 +48,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --results <file>          the results file --write rewrites (default bench/RESULTS.md)
   --help`;
 
-const SUITES = ['scale', 'webhooks', 'sandbox', 'startup', 'balancer'] as const;
+const SUITES = ['scale', 'webhooks', 'webhook-fairness', 'sandbox', 'startup', 'balancer'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface Options {
@@ -53,6 +57,8 @@ export interface Options {
   startupCompare: string | undefined;
   webhookEvents: number;
   webhookLatencySamples: number;
+  webhookFairnessSamples: number;
+  webhookFairnessSeconds: number;
   sandboxContacts: number;
   sizes: number[];
   databases: DatabaseKind[];
@@ -88,6 +94,8 @@ const QUICK = {
   'page-walk-seconds': '5',
   'webhook-events': '1000',
   'webhook-latency': '30',
+  'webhook-fairness': '20',
+  'webhook-fairness-seconds': '120',
   'sandbox-contacts': '10000',
   'time-limit': '15',
 } as const;
@@ -96,6 +104,8 @@ const DEFAULTS = {
   suites: 'scale,webhooks,sandbox',
   'webhook-events': '10000',
   'webhook-latency': '200',
+  'webhook-fairness': '100',
+  'webhook-fairness-seconds': '300',
   'sandbox-contacts': '100000',
   sizes: '10000,1000000',
   databases: 'sqlite,postgres',
@@ -177,6 +187,8 @@ export function parseOptions(argv: string[]): Options | undefined {
     startupCompare: typeof values['startup-compare'] === 'string' ? values['startup-compare'] : undefined,
     webhookEvents: number('webhook-events', 10, 1_000_000, true),
     webhookLatencySamples: number('webhook-latency', 3, 100_000, true),
+    webhookFairnessSamples: number('webhook-fairness', 1, 100_000, true),
+    webhookFairnessSeconds: number('webhook-fairness-seconds', 10, 24 * 3600),
     sandboxContacts: number('sandbox-contacts', 1000, 2_000_000, true),
     sizes: [...new Set(sizes.map(Number))].sort((a, b) => a - b),
     databases: [...new Set(databases)] as DatabaseKind[],

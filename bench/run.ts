@@ -9,7 +9,8 @@
 //   5. POST /v1/contacts sustained (5; bench/writes.ts);
 //   and all along, the server's RSS per process (6; bench/memory.ts);
 // then, per database, webhook delivery: deliveries per second and commit-to-first-attempt latency
-// (issue 9; bench/webhook-delivery.ts); then, per database, the sandbox's reset and snapshots: the
+// (issue 9), and one account's deliveries beside another's stalled hooks (issue 21; both in
+// bench/webhook-delivery.ts, the latter alone with --suites webhook-fairness); then, per database, the sandbox's reset and snapshots: the
 // demo account's reset (target under 1 s) and an account of --sandbox-contacts contacts seeded,
 // reset, saved, restored (bench/snapshots.ts); and the start-up suite, only when asked for: how
 // long commands take from launch (bench/startup.ts); and the balancer suite, only when asked for:
@@ -35,7 +36,7 @@ import { learnSiteFacts } from './site-facts.js';
 import { createWriteSite, startServer } from './sitebiz-server.js';
 import { measureSandbox } from './snapshots.js';
 import { measureStartup, startupSection, type StartupResult } from './startup.js';
-import { measureWebhookDelivery } from './webhook-delivery.js';
+import { measureTenantFairness, measureWebhookDelivery } from './webhook-delivery.js';
 import { measureWrites } from './writes.js';
 
 /** Contacts of the site the webhook measure writes its events in. */
@@ -142,13 +143,23 @@ async function main(options: Options, command: string): Promise<number> {
     }
   }
   const webhooks: WebhookResult[] = [];
-  if (options.suites.includes('webhooks')) {
+  const fairness = options.suites.includes('webhooks') || options.suites.includes('webhook-fairness');
+  if (fairness) {
     for (const kind of options.databases) {
-      // A small database of its own, never kept: the measure adds thousands of contacts to it.
-      const dataset = await prepareDataset({ ...datasetOptions, keepDir: undefined }, kind, WEBHOOK_SITE_CONTACTS);
-      console.log(`${kind}: webhook delivery`);
-      const figures = await measureWebhookDelivery(dataset, { events: options.webhookEvents, latencySamples: options.webhookLatencySamples, connections: options.connections });
-      webhooks.push({ kind, figures });
+      const result: WebhookResult = { kind };
+      if (options.suites.includes('webhooks')) {
+        // A small database of its own, never kept: the measure adds thousands of contacts to it.
+        const dataset = await prepareDataset({ ...datasetOptions, keepDir: undefined }, kind, WEBHOOK_SITE_CONTACTS);
+        console.log(`${kind}: webhook delivery`);
+        result.figures = await measureWebhookDelivery(dataset, { events: options.webhookEvents, latencySamples: options.webhookLatencySamples, connections: options.connections });
+      }
+      if (fairness) {
+        // Made again: the delivery measure's hooks are not wanted here.
+        const dataset = await prepareDataset({ ...datasetOptions, keepDir: undefined }, kind, WEBHOOK_SITE_CONTACTS);
+        console.log(`${kind}: webhook fairness between accounts`);
+        result.fairness = await measureTenantFairness(dataset, { samples: options.webhookFairnessSamples, maxSeconds: options.webhookFairnessSeconds });
+      }
+      webhooks.push(result);
     }
   }
   const sandbox: SandboxResult[] = [];

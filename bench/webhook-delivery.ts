@@ -9,12 +9,17 @@
 //     submissions, 3 deliveries queued per event; it stops, and a server with the worker on
 //     starts over the same database: deliveries per second from its start until the receiver has
 //     every webhook-id. The receiver answers 204 at once, so the figure is sitebiz's own.
-// The receiver is an HTTP server in the bench's process on 127.0.0.1.
+//   - Fairness between tenants (issue 21), measured as the probe measured it: a second account,
+//     B, makes 6 hooks to a listener that accepts connections and never answers, and one hook to
+//     the receiver; then 20 events. Then, one at a time, account A's events (one hook, to the
+//     receiver) and B's (its healthy hook's delivery timed): the time from sending each to its
+//     arrival. Defaults of `serve` (32 slots, 10 s timeout), one process.
+// The receiver is an HTTP server in the bench's process on 127.0.0.1, and so is the listener.
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Dataset } from './datasets.js';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { credentialsFrom, type Dataset } from './datasets.js';
 import { HttpClient } from './http-client.js';
-import { HOST, sleep, stopChild } from './processes.js';
+import { HOST, runToEnd, sleep, startNode, stopChild } from './processes.js';
 import { startServer, type RunningServer } from './sitebiz-server.js';
 import { percentile } from './stats.js';
 
@@ -80,23 +85,26 @@ class Receiver {
 }
 
 /** A form of the site to submit to (any form: each submission is one form_submission event). */
-async function formOf(server: RunningServer, siteId: string): Promise<string> {
-  const forms = await server.api.json<{ data: Array<{ id: string }> }>(`/v1/forms?filter[site_id]=${siteId}&page[size]=1`);
+async function formOf(server: RunningServer | HttpClient, siteId: string): Promise<string> {
+  const client = server instanceof HttpClient ? server : server.api;
+  const forms = await client.json<{ data: Array<{ id: string }> }>(`/v1/forms?filter[site_id]=${siteId}&page[size]=1`);
   const form = forms.data[0];
   if (!form) throw new Error(`webhook bench: site ${siteId} has no form`);
   return form.id;
 }
 
 async function createHooks(server: RunningServer, siteId: string, targetUrl: string): Promise<void> {
-  for (let i = 0; i < HOOKS; i++) {
-    await server.api.ok('/v1/hooks', {
-      method: 'POST',
-      headers: { 'content-type': 'application/vnd.api+json' },
-      body: JSON.stringify({
-        data: { type: 'hooks', attributes: { event: 'form_submission', target_url: `${targetUrl}/${i}` }, relationships: { site: { data: { type: 'sites', id: siteId } } } },
-      }),
-    });
-  }
+  for (let i = 0; i < HOOKS; i++) await createHook(server.api, siteId, `${targetUrl}/${i}`);
+}
+
+async function createHook(client: HttpClient, siteId: string, targetUrl: string): Promise<void> {
+  await client.ok('/v1/hooks', {
+    method: 'POST',
+    headers: { 'content-type': 'application/vnd.api+json' },
+    body: JSON.stringify({
+      data: { type: 'hooks', attributes: { event: 'form_submission', target_url: targetUrl }, relationships: { site: { data: { type: 'sites', id: siteId } } } },
+    }),
+  });
 }
 
 let unique = 0;
@@ -183,6 +191,146 @@ export async function measureWebhookDelivery(dataset: Dataset, options: WebhookO
       await stopChild(server.child);
     }
   } finally {
+    await receiver.close();
+  }
+}
+
+export interface FairnessFigures {
+  stalledHooks: number;
+  stalledEvents: number;
+  /** Connections the stalled listener held when the samples ended (B's attempts in flight). */
+  stalledInFlight: number;
+  /** Account A's deliveries, and B's healthy hook's: ms from sending the event to its arrival. */
+  otherAccount: LatencyFigures;
+  sameAccountHealthy: LatencyFigures;
+  /** Whether every sample was taken (false: the time budget ran out first). */
+  complete: boolean;
+}
+
+export interface LatencyFigures {
+  samples: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+export interface FairnessOptions {
+  /** Samples of each: A's deliveries and B's healthy hook's. */
+  samples: number;
+  /** Sampling stops after this long (before the change each sample waited for timeouts). */
+  maxSeconds: number;
+}
+
+const STALLED_HOOKS = 6;
+const STALLED_EVENTS = 20;
+
+/** Accepts connections and never answers: each attempt to it waits for its deadline. */
+class StalledListener {
+  private readonly sockets = new Set<Socket>();
+  private readonly server = createTcpServer((socket) => {
+    this.sockets.add(socket);
+    socket.on('data', () => {});
+    socket.on('error', () => {});
+    socket.on('close', () => this.sockets.delete(socket));
+  });
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, HOST, resolve));
+    return `http://${HOST}:${(this.server.address() as AddressInfo).port}/stalled`;
+  }
+
+  get open(): number {
+    return this.sockets.size;
+  }
+
+  close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+const latencyFigures = (values: number[]): LatencyFigures => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { samples: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN };
+};
+
+/** Account B: `sitebiz seed` of a small account (a site with forms, an owner and a key). */
+async function seedSecondAccount(dataset: Dataset): Promise<{ siteId: string; clientId: string; clientSecret: string }> {
+  const args = ['bin/sitebiz.js', 'seed', '--contacts', '14', '--sites', '1', '--seed', '2', '--no-snapshot', '--json', '--database-url', dataset.url, '--log-level', 'warn'];
+  return credentialsFrom(await runToEnd(startNode('sitebiz seed (account B)', args), 120_000), 'sitebiz seed (account B)');
+}
+
+export async function measureTenantFairness(dataset: Dataset, options: FairnessOptions): Promise<FairnessFigures> {
+  const receiver = new Receiver();
+  const stalled = new StalledListener();
+  const targetUrl = await receiver.start();
+  const stalledUrl = await stalled.start();
+  // Started first: its console sign-in (startServer) names no user, which needs one account.
+  const server = await startServer(dataset, { workers: '1', readyTimeoutMs: 120_000 });
+  const b = await seedSecondAccount(dataset);
+  const token = await server.api.json<{ access_token: string }>('/v1/oauth/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: b.clientId, client_secret: b.clientSecret }).toString(),
+  });
+  const bApi = new HttpClient(server.baseUrl, { authorization: `Bearer ${token.access_token}` });
+  try {
+    const aSite = dataset.credentials.siteId;
+    await createHook(server.api, aSite, `${targetUrl}/a`);
+    for (let i = 0; i < STALLED_HOOKS; i++) await createHook(bApi, b.siteId, `${stalledUrl}/${i}`);
+    await createHook(bApi, b.siteId, `${targetUrl}/b-healthy`);
+    const aForm = await formOf(server, aSite);
+    const bForm = await formOf(bApi, b.siteId);
+    for (let i = 0; i < STALLED_EVENTS; i++) await submit(bApi, bForm, 'stall');
+    const settle = performance.now() + 10_000;
+    while (stalled.open < STALLED_HOOKS && performance.now() < settle) await sleep(50);
+    await sleep(1_000);
+    console.log(`    account B: ${STALLED_HOOKS} stalled hooks, ${STALLED_EVENTS} events; ${stalled.open} attempts held by the listener`);
+
+    const timeOne = async (client: HttpClient, formId: string, label: string): Promise<number | undefined> => {
+      const sent = performance.now();
+      const id = await submit(client, formId, label);
+      const deadline = sent + 60_000;
+      while (!receiver.firstByEvent.has(id)) {
+        if (performance.now() > deadline) return undefined;
+        await sleep(1);
+      }
+      return receiver.firstByEvent.get(id)! - sent;
+    };
+    const otherAccount: number[] = [];
+    const sameAccount: number[] = [];
+    const stopAt = performance.now() + options.maxSeconds * 1000;
+    let complete = true;
+    for (let i = 0; i < options.samples; i++) {
+      if (performance.now() > stopAt) {
+        complete = false;
+        break;
+      }
+      const a = await timeOne(server.api, aForm, 'fair-a');
+      const healthy = await timeOne(bApi, bForm, 'fair-b');
+      // A sample that never arrived counts as the minute waited for it.
+      otherAccount.push(a ?? 60_000);
+      sameAccount.push(healthy ?? 60_000);
+      // 200 ms apart: 100 samples span two deadlines of the stalled attempts (10 s), when their
+      // slots free and are claimed again.
+      await sleep(200);
+    }
+    const figures: FairnessFigures = {
+      stalledHooks: STALLED_HOOKS,
+      stalledEvents: STALLED_EVENTS,
+      stalledInFlight: stalled.open,
+      otherAccount: latencyFigures(otherAccount),
+      sameAccountHealthy: latencyFigures(sameAccount),
+      complete,
+    };
+    const show = (f: LatencyFigures) => `p50 ${f.p50.toFixed(1)} ms, p99 ${f.p99.toFixed(1)} ms, max ${f.max.toFixed(1)} ms (${f.samples})`;
+    console.log(`    account A: ${show(figures.otherAccount)}; B's healthy hook: ${show(figures.sameAccountHealthy)}`);
+    return figures;
+  } finally {
+    bApi.close();
+    server.api.close();
+    await stopChild(server.child);
+    await stalled.close();
     await receiver.close();
   }
 }

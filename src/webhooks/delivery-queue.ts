@@ -14,9 +14,11 @@
 // Two clocks: the queue (next_attempt_at, leases) runs on real time, and what the worker writes
 // into an account's records (updated_at, attempts' times, a hook's health) is that account's time
 // (its sandbox clock, accounts.clock_offset_ms; docs/sandbox.md). The claim reads the offsets of
-// the claimed deliveries' accounts with one query per claim, and each claim carries its offset.
+// the candidates' accounts with one query per claim (the shares need them too), and each claim
+// carries its offset.
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
+import type { SlotShares } from './slot-shares.js';
 
 export interface ClaimedDelivery {
   id: number;
@@ -70,18 +72,17 @@ export interface ClaimOptions {
   limit: number;
   leaseMs: number;
   /**
-   * Fairness between hooks: at most this many attempts of one hook in flight in this process, so
-   * that a receiver that is slow or unreachable (each attempt waiting for its timeout) holds a
-   * share of the slots and never all of them. Undefined: no cap (tests that drain by hand).
+   * Fairness between accounts and between hooks (slot-shares.ts): this process's attempts in
+   * flight and what each account and hook may still take, so that receivers that are slow or never
+   * answer hold their owner's share of the slots and never all of them. Undefined: no shares
+   * (tests that drain by hand).
    */
-  perHookLimit?: number;
-  /** This process's attempts in flight, by hook id (counted against perHookLimit). */
-  inFlightByHook?: ReadonlyMap<number, number>;
+  shares?: SlotShares;
 }
 
 export interface ClaimResult {
   claimed: ClaimedDelivery[];
-  /** Due deliveries were passed over because their hook had its share in flight. */
+  /** Due deliveries were passed over because their account or hook had its share in flight. */
   heldBack: boolean;
 }
 
@@ -94,42 +95,37 @@ export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptio
   const { traits } = handle;
   const at = traits.encodeTimestamp(options.now);
   const leaseUntil = traits.encodeTimestamp(new Date(options.now.getTime() + options.leaseMs));
-  const cap = options.perHookLimit ?? Infinity;
-  const inFlight = options.inFlightByHook ?? new Map<number, number>();
-  const full = [...inFlight].filter(([, n]) => n >= cap).map(([hookId]) => hookId);
-  let heldBack = false;
+  const shares = options.shares;
+  const fullHooks = shares?.fullHooks() ?? [];
+  const fullAccounts = shares?.fullAccounts() ?? [];
+  let heldBack = fullHooks.length > 0 || fullAccounts.length > 0;
   const claimed = await handle.db.transaction().execute(async (trx) => {
-    // Twice the free slots are read, so that one hook's due deliveries coming first still leave
-    // others some; those not taken are simply not updated (and, on PostgreSQL, unlocked at the end
-    // of this short transaction). Hooks already at their share are skipped in the index scan.
+    // Twice the free slots are read, so that one account's or hook's due deliveries coming first
+    // still leave others some; those not taken are simply not updated (and, on PostgreSQL,
+    // unlocked at the end of this short transaction). Accounts and hooks already at their share
+    // are skipped in the index scan.
     const candidates = await traits
       .claimingRows(
         trx
           .selectFrom('webhook_deliveries')
           .select(['id', 'site_id', 'hook_id', 'event_id', 'event', 'resource_id', 'target_url', 'webhook_id', 'attempt_count', 'failures_in_round'])
           .where('next_attempt_at', '<=', at)
-          .$if(full.length > 0, (q) => q.where('hook_id', 'not in', full))
+          .$if(fullHooks.length > 0, (q) => q.where('hook_id', 'not in', fullHooks))
+          .$if(fullAccounts.length > 0, (q) => q.where('site_id', 'not in', (eb) => eb.selectFrom('sites').select('sites.id').where('sites.account_id', 'in', fullAccounts)))
           .orderBy('next_attempt_at')
           .orderBy('id')
-          .limit(cap === Infinity ? options.limit : options.limit * 2),
+          .limit(shares ? options.limit * 2 : options.limit),
       )
       .execute();
-    const taken = new Map<number, number>();
-    let total = 0;
-    const due = candidates.filter((d) => {
-      if (total >= options.limit) return false;
-      const hookId = Number(d.hook_id);
-      if ((inFlight.get(hookId) ?? 0) + (taken.get(hookId) ?? 0) >= cap) {
-        heldBack = true;
-        return false;
-      }
-      taken.set(hookId, (taken.get(hookId) ?? 0) + 1);
-      total++;
-      return true;
-    });
-    if (full.length > 0) heldBack = true;
+    if (candidates.length === 0) return [];
+    // The candidates' accounts, for their shares and their clocks (one query, locking nothing).
+    const accountOfSite = await accountsOfSites(trx, [...new Set(candidates.map((d) => Number(d.site_id)))]);
+    const admitted = shares
+      ? shares.admit(candidates.map((d) => ({ accountId: accountOfSite.get(Number(d.site_id))?.accountId ?? 0, hookId: Number(d.hook_id) })), options.limit)
+      : candidates.map(() => true);
+    if (admitted.includes(false)) heldBack = true;
+    const due = candidates.filter((_, i) => admitted[i]);
     if (due.length === 0) return [];
-    const accountOfSite = await accountsOfSites(trx, [...new Set(due.map((d) => Number(d.site_id)))]);
     const offsetOf = (d: { site_id: unknown }) => accountOfSite.get(Number(d.site_id))?.clockOffsetMs ?? 0;
     /** Writes `change` to the deliveries, each stamped updated_at with its account's time (one statement per distinct offset). */
     const updateStamped = async (rows: typeof due, change: (at: string) => Record<string, unknown>) => {

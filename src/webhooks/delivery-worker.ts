@@ -1,6 +1,7 @@
 // The delivery worker: every app runs one (buildApp starts it; each `serve --workers` process has
 // its own). It claims due deliveries (delivery-queue.ts), posts each (webhook-sender.ts) with at
-// most `concurrency` attempts in flight, and records the outcome (delivery-outcomes.ts).
+// most `concurrency` attempts in flight, shared between accounts and hooks (slot-shares.ts), and
+// records the outcome (delivery-outcomes.ts).
 //
 // It looks for due deliveries when told some were queued (by a commit of this process, or, on
 // PostgreSQL, by NOTIFY from any process), when the soonest known delivery falls due, and at least
@@ -23,6 +24,7 @@ import type { NotificationListener } from '../db/notifications.js';
 import { claimDueFairly, leaseMs, nextDueAt, type ClaimedDelivery } from './delivery-queue.js';
 import { failureReason, recordOutcomes, type AttemptRecord, type Outcome } from './delivery-outcomes.js';
 import { signatureHeader } from './signing.js';
+import { SlotShares } from './slot-shares.js';
 import { connectLookup, refusedLiteralReason, RefusedTargetError, systemLookup, type Lookup } from './target-addresses.js';
 import { DELIVERY_CHANNEL, onDeliveriesQueued } from './wakeups.js';
 import { postWebhook, type PostResult } from './webhook-sender.js';
@@ -82,16 +84,15 @@ export class DeliveryWorker {
   };
   private readonly lookup;
   private readonly leaseMs: number;
-  /** A quarter of the slots at most for one hook (delivery-queue.ts, ClaimOptions.perHookLimit). */
-  private readonly perHookLimit: number;
-  private readonly inFlightByHook = new Map<number, number>();
+  /** Who may take the next slot: accounts and hooks each hold their share (slot-shares.ts). */
+  private readonly shares: SlotShares;
   /** Outcomes waiting to be written (record()), and whether a batch is being written. */
   private readonly outcomes: Array<{ record: AttemptRecord; resolve: (outcome: Outcome) => void; reject: (error: unknown) => void }> = [];
   private writingOutcomes = false;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.leaseMs = leaseMs(options.timeoutMs);
-    this.perHookLimit = Math.max(1, Math.ceil(options.concurrency / 4));
+    this.shares = new SlotShares(options.concurrency);
     const production = options.mode === 'production';
     this.lookup = production || options.lookup ? connectLookup(options.lookup ?? systemLookup, production) : undefined;
   }
@@ -187,13 +188,12 @@ export class DeliveryWorker {
         now,
         limit: free,
         leaseMs: this.leaseMs,
-        perHookLimit: this.perHookLimit,
-        inFlightByHook: this.inFlightByHook,
+        shares: this.shares,
       });
-      // More may be due once a slot frees, or once a hook at its share finishes an attempt.
+      // More may be due once a slot frees, or once an account or hook at its share finishes an attempt.
       this.backlog = claimed.length === free || heldBack;
       if (claimed.length === 0) {
-        // Held back by hooks at their share: their attempts in flight wake the worker as they
+        // Held back by accounts or hooks at their share: their attempts in flight wake the worker as they
         // finish. Otherwise everything due is being claimed by other workers.
         if (!(heldBack && this.flights.size > 0)) this.schedule(this.options.pollMs);
         return;
@@ -229,23 +229,23 @@ export class DeliveryWorker {
 
   private launch(delivery: ClaimedDelivery): Promise<void> {
     const abort = new AbortController();
+    /** Whether the receiver answered, for the hook's window (undefined: the attempt says nothing of it). */
+    let answered: boolean | undefined;
     const flight: Flight = {
       abort,
-      done: this.attempt(delivery, abort.signal)
+      done: this.attempt(delivery, abort.signal, (result) => (answered = result.abandoned ? undefined : result.status !== null))
         .catch((error: unknown) => {
           // Most likely the database is away: the lease makes the delivery due again.
           this.options.log.error({ err: error, delivery: delivery.id }, 'webhook deliveries: could not record an attempt; it is made again when its lease ends');
         })
         .finally(() => {
           this.flights.delete(flight);
-          const left = (this.inFlightByHook.get(delivery.hookId) ?? 1) - 1;
-          if (left > 0) this.inFlightByHook.set(delivery.hookId, left);
-          else this.inFlightByHook.delete(delivery.hookId);
+          this.shares.finished(delivery, answered);
           if (this.backlog) this.wake();
         }),
     };
     this.flights.add(flight);
-    this.inFlightByHook.set(delivery.hookId, (this.inFlightByHook.get(delivery.hookId) ?? 0) + 1);
+    this.shares.started(delivery);
     return flight.done;
   }
 
@@ -280,9 +280,10 @@ export class DeliveryWorker {
     }
   }
 
-  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal, posted: (result: PostResult) => void): Promise<void> {
     const startedAt = this.options.now();
     const result = await this.post(delivery, signal);
+    posted(result);
     const outcome = await this.record({ claim: delivery, attempt: { startedAt, result, now: this.options.now(), ...(this.options.random ? { random: this.options.random } : {}) } });
     const log = this.options.log;
     log.debug(

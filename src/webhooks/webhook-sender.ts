@@ -1,6 +1,9 @@
 // One HTTP attempt of a delivery, with node:http and node:https directly: redirects are never
-// followed (a 3xx is the receiver's answer), the whole attempt has one deadline, and of the
-// receiver's body only the first 2 KB are read, for the log; the rest is not read at all.
+// followed (a 3xx is the receiver's answer), and of the receiver's body only the first 2 KB are
+// read, for the log; the rest is not read at all. Three deadlines, so that an attempt holds its
+// slot (delivery-worker.ts) no longer than it needs to: the connection (name, TCP, TLS) within
+// half the timeout and at most 5 s, the status line within the timeout, and after it the body
+// within a second, never past the timeout.
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
@@ -8,6 +11,12 @@ import { StringDecoder } from 'node:string_decoder';
 
 /** How much of a receiver's answer is kept for the attempt log. */
 export const RESPONSE_EXCERPT_BYTES = 2048;
+
+/** How long the connection may take: half the timeout, at most 5 s. */
+export const connectDeadlineMs = (timeoutMs: number): number => Math.min(5_000, Math.max(1, Math.round(timeoutMs / 2)));
+
+/** How long the body may take after the status line (never past the timeout). */
+export const BODY_DEADLINE_MS = 1_000;
 
 export interface PostRequest {
   url: URL;
@@ -35,6 +44,7 @@ export interface PostResult {
 }
 
 class AttemptTimeout extends Error {}
+class ConnectTimeout extends Error {}
 class AttemptAbandoned extends Error {}
 
 /**
@@ -46,10 +56,13 @@ export function postWebhook(request: PostRequest): Promise<PostResult> {
   return new Promise((resolve) => {
     let settled = false;
     let answer: { status: number; headers: http.IncomingHttpHeaders; chunks: Buffer[]; kept: number } | undefined;
+    const connectMs = connectDeadlineMs(request.timeoutMs);
+    let connectTimer: NodeJS.Timeout | undefined;
     const finish = (error: Error | null) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
+      clearTimeout(connectTimer);
       request.signal.removeEventListener('abort', abandon);
       const durationMs = Math.round(performance.now() - started);
       // Once the status line is in, the receiver has answered, whatever cut the body short.
@@ -57,7 +70,7 @@ export function postWebhook(request: PostRequest): Promise<PostResult> {
         const excerpt = new StringDecoder('utf8').write(Buffer.concat(answer.chunks));
         resolve({ status: answer.status, headers: { ...answer.headers }, body: excerpt, error: null, durationMs, abandoned: false });
       } else {
-        resolve({ status: null, headers: null, body: null, error: describe(error, request.timeoutMs), durationMs, abandoned: error instanceof AttemptAbandoned });
+        resolve({ status: null, headers: null, body: null, error: describe(error, request.timeoutMs, connectMs), durationMs, abandoned: error instanceof AttemptAbandoned });
       }
     };
 
@@ -73,6 +86,10 @@ export function postWebhook(request: PostRequest): Promise<PostResult> {
       (response) => {
         const got = { status: response.statusCode ?? 0, headers: response.headers, chunks: [] as Buffer[], kept: 0 };
         answer = got;
+        // Answered: the body gets a second more, within the timeout; then it is cut off.
+        clearTimeout(deadline);
+        const left = request.timeoutMs - (performance.now() - started);
+        deadline = setTimeout(() => outgoing.destroy(new AttemptTimeout()), Math.max(0, Math.min(BODY_DEADLINE_MS, left)));
         response.on('data', (chunk: Buffer) => {
           const part = chunk.subarray(0, RESPONSE_EXCERPT_BYTES - got.kept);
           got.chunks.push(part);
@@ -89,7 +106,13 @@ export function postWebhook(request: PostRequest): Promise<PostResult> {
       },
     );
     outgoing.on('error', (error) => finish(error));
-    const deadline = setTimeout(() => outgoing.destroy(new AttemptTimeout()), request.timeoutMs);
+    outgoing.on('socket', (socket) => {
+      // A kept-alive connection is made already; a new one must be within the connect deadline.
+      if (!socket.connecting) return;
+      connectTimer = setTimeout(() => outgoing.destroy(new ConnectTimeout()), connectMs);
+      socket.once(request.url.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
+    });
+    let deadline = setTimeout(() => outgoing.destroy(new AttemptTimeout()), request.timeoutMs);
     const abandon = () => outgoing.destroy(new AttemptAbandoned());
     if (request.signal.aborted) abandon();
     else request.signal.addEventListener('abort', abandon, { once: true });
@@ -97,8 +120,9 @@ export function postWebhook(request: PostRequest): Promise<PostResult> {
   });
 }
 
-function describe(error: Error | null, timeoutMs: number): string {
+function describe(error: Error | null, timeoutMs: number, connectMs: number): string {
   if (error instanceof AttemptTimeout) return `no answer within ${timeoutMs} ms`;
+  if (error instanceof ConnectTimeout) return `could not connect within ${connectMs} ms`;
   if (error instanceof AttemptAbandoned) return 'abandoned: sitebiz stopped during the attempt';
   return error?.message || 'the connection failed';
 }

@@ -12,11 +12,15 @@ export interface Received {
   at: number;
 }
 
-/** What to do with a request: answer it, cut the connection, or hold it open until `release`. */
+/**
+ * What to do with a request: answer it, cut the connection, hold it open until `release`, or send
+ * the status line and the start of a body and hold the rest until `release`.
+ */
 export type Reaction =
   | { status: number; body?: string; headers?: Record<string, string>; delayMs?: number }
   | { drop: true }
-  | { hold: true };
+  | { hold: true }
+  | { status: number; partial: string };
 
 export class Receiver {
   readonly received: Received[] = [];
@@ -63,9 +67,9 @@ export class Receiver {
     }
   }
 
-  /** Answers every held request with `status`. */
+  /** Answers every held request with `status` (ends those whose answer had begun). */
   release(status = 200): void {
-    for (const res of this.held.splice(0)) res.writeHead(status).end();
+    for (const res of this.held.splice(0)) (res.headersSent ? res : res.writeHead(status)).end();
   }
 
   async close(): Promise<void> {
@@ -83,6 +87,11 @@ export class Receiver {
       const reaction = this.react(request);
       if ('drop' in reaction) req.socket.destroy();
       else if ('hold' in reaction) this.held.push(res);
+      else if ('partial' in reaction) {
+        res.writeHead(reaction.status);
+        res.write(reaction.partial);
+        this.held.push(res);
+      }
       else if (reaction.delayMs) setTimeout(() => res.writeHead(reaction.status, reaction.headers).end(reaction.body ?? ''), reaction.delayMs);
       else res.writeHead(reaction.status, reaction.headers).end(reaction.body ?? '');
     });

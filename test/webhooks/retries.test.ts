@@ -1,8 +1,8 @@
 // Failed deliveries, on the test clock (no real waiting): Svix's retry schedule with its jitter,
-// then `failed` after the 8th attempt; a redirect and a timeout are failures; only 2 KB of an
-// answer is kept; a receiver down for a simulated day gets every event afterwards, each under one
-// webhook-id; a hook failing for 5 days is disabled; and the hook row is written only when its
-// health changes.
+// then `failed` after the 8th attempt; a redirect and a timeout are failures; the connect, answer
+// and body deadlines are separate; only 2 KB of an answer is kept; a receiver down for a simulated
+// day gets every event afterwards, each under one webhook-id; a hook failing for 5 days is
+// disabled; and the hook row is written only when its health changes.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -226,6 +226,43 @@ for (const dialect of DIALECTS) {
         const [attempt] = await attemptsOf(t, delivery.id);
         assert.equal(attempt!.error, 'no answer within 200 ms');
         assert.ok(attempt!.duration_ms >= 190 && attempt!.duration_ms < 2_000, `${attempt!.duration_ms} ms`);
+      } finally {
+        receiver.release();
+        await t.close();
+        await receiver.close();
+      }
+    });
+
+    it('gives the connection half the timeout: a name that never resolves fails at the connect deadline', async () => {
+      // The lookup never answers: the connection is never made (a name slow to resolve, a silent address).
+      const t = await createTestApp(dialect, { env: { WEBHOOK_TIMEOUT_MS: '3000' }, webhooks: { lookup: () => new Promise(() => {}) } });
+      try {
+        const hook = await createHook(t, await t.token(), { event: 'tag_added', targetUrl: 'http://unreachable.test/hooks' });
+        await addTag(t, await t.token(), await builders(t).contact(), await builders(t).tag('Unreachable'));
+        await t.app.webhooks.runDue();
+        const delivery = await onlyDeliveryOf(t, hook.id);
+        assert.equal(delivery.status, 'retrying');
+        assert.equal(delivery.last_error, 'could not connect within 1500 ms');
+        const [attempt] = await attemptsOf(t, delivery.id);
+        assert.ok(attempt!.duration_ms >= 1_400 && attempt!.duration_ms < 2_900, `${attempt!.duration_ms} ms: the connect deadline, not the answer's 3000`);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('gives the body 1 s after the status line: a receiver that answers and trickles its body is answered, cut off', async () => {
+      const receiver = await Receiver.start();
+      const t = await createTestApp(dialect, { env: { WEBHOOK_TIMEOUT_MS: '5000' } });
+      try {
+        receiver.react = () => ({ status: 200, partial: 'accepted, details follow' });
+        const hook = await createHook(t, await t.token(), { event: 'tag_added', targetUrl: receiver.url('/trickle') });
+        await addTag(t, await t.token(), await builders(t).contact(), await builders(t).tag('Trickle'));
+        await t.app.webhooks.runDue();
+        const delivery = await onlyDeliveryOf(t, hook.id);
+        assert.equal(delivery.status, 'succeeded', 'the status line was the answer');
+        const [attempt] = await attemptsOf(t, delivery.id);
+        assert.equal(attempt!.response_body, 'accepted, details follow');
+        assert.ok(attempt!.duration_ms >= 900 && attempt!.duration_ms < 3_500, `${attempt!.duration_ms} ms: the body's second, not the answer's 5000`);
       } finally {
         receiver.release();
         await t.close();
