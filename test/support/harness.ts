@@ -165,6 +165,7 @@ function migratedSqliteImage(): Promise<Buffer> {
 
 const DB_SOURCES = fileURLToPath(new URL('../../src/db/', import.meta.url));
 const TEMPLATE_PREFIX = 'sitebiz_test_template_';
+const TEMPLATE_MADE_AT = 'sitebiz test template made at ';
 /** Each test app's PostgreSQL database is named so; scripts/ or a person can drop leftovers by it. */
 export const TEST_DATABASE_PREFIX = 'sitebiz_test_app_';
 
@@ -194,7 +195,9 @@ function admin(): pg.Pool {
  * The migrated template database for this version of src/db/: made by the first test process
  * that needs it (under an advisory lock, so two processes never make it at once, and renamed
  * into place only once whole), then reused by every app of every later run until src/db/
- * changes. Templates of other versions are dropped when a new one is made.
+ * changes. Templates of other versions are dropped when a new one is made, once they are a day
+ * old: another checkout (a branch with other migrations) on the same server may be using its own
+ * right now, between the copies its test processes make.
  */
 let postgresTemplate: Promise<string> | undefined;
 function migratedPostgresTemplate(): Promise<string> {
@@ -216,8 +219,16 @@ function migratedPostgresTemplate(): Promise<string> {
           await handle.close();
         }
         await client.query(`alter database ${building} rename to ${name}`);
-        const stale = await client.query(`select datname from pg_database where datname like '${TEMPLATE_PREFIX}%' and datname <> $1`, [name]);
-        for (const row of stale.rows as Array<{ datname: string }>) {
+        // When it was made, for the rule above (a database has no creation time of its own).
+        await client.query(`comment on database ${name} is '${TEMPLATE_MADE_AT}${new Date().toISOString()}'`);
+        const stale = await client.query(
+          `select datname, shobj_description(oid, 'pg_database') as made from pg_database where datname like '${TEMPLATE_PREFIX}%' and datname <> $1`,
+          [name],
+        );
+        const dayAgo = Date.now() - 86_400_000;
+        for (const row of stale.rows as Array<{ datname: string; made: string | null }>) {
+          const made = row.made?.startsWith(TEMPLATE_MADE_AT) ? Date.parse(row.made.slice(TEMPLATE_MADE_AT.length)) : 0;
+          if (made > dayAgo) continue;
           // Another checkout's run may be copying it right now: then it stays, for a later run.
           await client.query(`drop database if exists ${row.datname}`).catch(() => {});
         }
