@@ -243,6 +243,13 @@ for (const dialect of DIALECTS) {
 
 describe('rate limits shared through Redis', async () => {
   const reachable = await redisReachable();
+  /** Removes what a test's apps counted in Redis under their namespace. */
+  const dropRedisNamespace = async (namespace: string) => {
+    const cleanup = new Redis(REDIS_URL);
+    const keys = await cleanup.keys(`${namespace}*`);
+    if (keys.length > 0) await cleanup.del(...keys);
+    cleanup.disconnect();
+  };
   const skip = reachable ? false : `Redis is not reachable at ${REDIS_URL} (set TEST_REDIS_URL)`;
 
   it('two apps on one database count one limit per API key', { skip }, async () => {
@@ -264,10 +271,7 @@ describe('rate limits shared through Redis', async () => {
     } finally {
       await second.close();
       await t.close();
-      const cleanup = new Redis(REDIS_URL);
-      const keys = await cleanup.keys(`${namespace}*`);
-      if (keys.length > 0) await cleanup.del(...keys);
-      cleanup.disconnect();
+      await dropRedisNamespace(namespace);
     }
   });
 
@@ -302,10 +306,7 @@ describe('rate limits shared through Redis', async () => {
     } finally {
       await second.close();
       await t.close();
-      const cleanup = new Redis(REDIS_URL);
-      const keys = await cleanup.keys(`${namespace}*`);
-      if (keys.length > 0) await cleanup.del(...keys);
-      cleanup.disconnect();
+      await dropRedisNamespace(namespace);
     }
   });
 
