@@ -242,7 +242,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(
     async (v1) => {
-      v1.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send(app.swagger()));
+      // The document does not change once the routes are registered: serialize it once (380 KB
+      // take tens of milliseconds of the event loop to stringify).
+      let openapiJson: string | undefined;
+      v1.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
+        reply.type('application/json; charset=utf-8').send((openapiJson ??= JSON.stringify(app.swagger()))),
+      );
       // The same document in YAML (RFC 9512's media type), for the tools that read YAML.
       v1.get('/openapi.yaml', { schema: { hide: true } }, async (_request, reply) =>
         reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })),
