@@ -3,6 +3,12 @@
 // the OpenAPI document, the reference page and the console's pages and assets. @fastify/compress
 // does the work; this file holds the choices, so that entity-tags.ts and the tests read the same
 // threshold.
+//
+// Compressing answers that hold secrets beside text an attacker chose can leak the secrets through
+// the answers' sizes (BREACH), but only where the attacker can make a victim's browser send
+// requests that carry the victim's credentials: the API takes Bearer tokens, which no other site
+// can attach, and the console's session cookie is SameSite=Strict, so a request from another site
+// gets the sign-in page.
 import compress from '@fastify/compress';
 import type { FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';

@@ -69,7 +69,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('answers If-None-Match with the tag of a compressed answer with a bare 304, in any coding; HEAD says what GET would', async () => {
+    it('answers If-None-Match with the tag of a compressed answer with a bare 304, in any coding; HEAD carries the same tag', async () => {
       const compressed = await read(listPath(), { 'accept-encoding': 'br' });
       const etag = String(compressed.headers.etag);
       for (const acceptEncoding of ['br', 'gzip', 'gzip, br']) {
