@@ -10,12 +10,15 @@
 //     serving process: less sensitive to what else the machine runs than requests/s), with the
 //     answer cache on (the default: a repeated page costs little but the compression) and off.
 //   - Bytes of each answer's body as sent, checked to decode to exactly the identity body.
+//   - The levels: one call of zlib on the page's identity bytes, in the bench's own process, for
+//     gzip at levels 1, 6 (the default) and 9 and brotli at qualities 1 to 6 and 11 (the default):
+//     bytes and ms per call, what BROTLI_QUALITY in src/compression.ts was chosen from.
 //   - The OpenAPI document (`/v1/openapi.json`, the document `/docs` loads): its bytes identity,
 //     gzip and br, the server's time to send each (median of a few, one at a time), and its
 //     `$ref` count.
 import os from 'node:os';
 import { readFileSync } from 'node:fs';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
 import type { Dataset } from './datasets.js';
 import { HttpClient, type HttpResponse } from './http-client.js';
 import { runLoad, type LoadGeneratorName } from './load.js';
@@ -60,10 +63,17 @@ export interface DocumentFigures {
   rows: Array<{ coding: Coding; bytes: number; medianMs: number }>;
 }
 
+export interface LevelFigures {
+  name: string;
+  bytes: number;
+  ms: number;
+}
+
 export interface CompressionResult {
   dataset: Dataset;
   path: string;
   pages: PageResult[];
+  levels: LevelFigures[];
   document: DocumentFigures;
 }
 
@@ -74,12 +84,14 @@ export async function measureCompression(dataset: Dataset, options: CompressionO
   const path = `/v1/contacts?filter%5Bsite_id%5D=${dataset.credentials.siteId}&page%5Bsize%5D=${PAGE_SIZE}`;
   const pages: PageResult[] = [];
   let document: DocumentFigures | undefined;
+  let levels: LevelFigures[] | undefined;
   for (const answerCache of [true, false]) {
     const server = await startServer(dataset, { workers: '1', readyTimeoutMs: 15 * 60_000, extraArgs: answerCache ? [] : ['--answer-cache-mb', '0'] });
     try {
       const pid = server.child.process.pid!;
       const loads: CodingLoad[] = [];
       const identity = (await server.api.ok(path)).body;
+      levels ??= measureLevels(identity);
       for (const coding of CODINGS) loads.push({ coding, bytes: (await sentBody(server.api, path, coding, identity)).length, rps: [], cpuMsPerRequest: [] });
       const run = async (load: CodingLoad, seconds: number, measured: boolean) => {
         const cpuBefore = cpuMs(pid);
@@ -109,7 +121,27 @@ export async function measureCompression(dataset: Dataset, options: CompressionO
       await stopChild(server.child);
     }
   }
-  return { dataset, path, pages, document: document! };
+  return { dataset, path, pages, levels: levels!, document: document! };
+}
+
+/** Each level's bytes and its median ms per call over about half a second (at least 3 calls). */
+function measureLevels(body: Buffer): LevelFigures[] {
+  const brotli = (quality: number) => () => brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: quality } });
+  const levels: Array<[string, () => Buffer]> = [
+    ...[1, 6, 9].map((level): [string, () => Buffer] => [`gzip ${level}${level === 6 ? ' (default)' : ''}`, () => gzipSync(body, { level })]),
+    ...[1, 2, 3, 4, 5, 6, 11].map((quality): [string, () => Buffer] => [`br ${quality}${quality === 11 ? ' (default)' : ''}`, brotli(quality)]),
+  ];
+  return levels.map(([name, compress]) => {
+    const bytes = compress().length;
+    const times: number[] = [];
+    const until = performance.now() + 500;
+    while (times.length < 3 || performance.now() < until) {
+      const started = performance.now();
+      compress();
+      times.push(performance.now() - started);
+    }
+    return { name, bytes, ms: median(times) };
+  });
 }
 
 /** The body as sent for this coding, after checking the coding and that it decodes to `identity`. */
@@ -197,6 +229,14 @@ export function compressionSection(results: CompressionResult[], heading: string
         );
       }
     }
+    lines.push(
+      '',
+      `One call of zlib on the page's ${result.pages[0]!.loads[0]!.bytes.toLocaleString('en-US')} bytes, in the bench's process (median ms per call):`,
+      '',
+      '| Coding and level | Bytes | ms |',
+      '| --- | --: | --: |',
+      ...result.levels.map((l) => `| ${l.name} | ${l.bytes.toLocaleString('en-US')} | ${l.ms.toFixed(2)} |`),
+    );
     const doc = result.document;
     lines.push(
       '',

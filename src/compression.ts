@@ -32,11 +32,11 @@ export const BROTLI_QUALITY = 4;
 /**
  * Answers up to this size are compressed in one call on the request's own thread, larger ones as
  * a stream through zlib's thread pool. The plugin's default on 2 cores is 8 KB, which sent a page
- * of 100 contacts down the stream path: there brotli cost the server 5 to 8 ms of CPU a request
- * against 0.7 ms in one call, and gzip 2.2 ms against 0.8 ms (bench/RESULTS.md, section 17; the
- * stream path pays per chunk, and on 2 busy cores the thread pool adds no core). Every answer the API makes,
- * the 1.2 MB OpenAPI document included, fits under this; files the console and /docs serve from
- * disk are streams and keep the stream path.
+ * of 100 contacts down the stream path: there brotli added 5.2 ms of the server's CPU to each
+ * request, against 0.9 ms in one call, and gzip 1.3 ms against 0.9 ms (bench/RESULTS.md, section
+ * 17; measured, not dissected). Every answer the API makes, the 1.2 MB OpenAPI document
+ * included, fits under this (1.2 MB in one call: 3.5 ms brotli, 9 ms gzip); files the console and
+ * /docs serve from disk are streams and keep the stream path.
  */
 export const SYNC_COMPRESSION_MAX_BYTES = 4 * 1024 * 1024;
 
