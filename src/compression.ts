@@ -23,8 +23,8 @@ export const COMPRESSION_THRESHOLD_BYTES = 1024;
 
 /**
  * Brotli's quality for answers made per request. The default, 11, is meant for files compressed
- * once: on a page of 100 contacts (100 KB) it took 110 ms, where quality 4 took 0.37 ms and
- * gzip's default level 0.8 ms, for 6.4 KB, 8.2 KB and 9.2 KB. Quality 5 saves another 10 % of
+ * once: on a page of 100 contacts (100 KB) it took 320 ms, where quality 4 took 0.56 ms and
+ * gzip's default level 0.60 ms, for 6.5 KB, 8.2 KB and 9.2 KB. Quality 5 saves another 10 % of
  * the bytes for twice the time of 4 (bench/RESULTS.md, section 17).
  */
 export const BROTLI_QUALITY = 4;
@@ -33,8 +33,8 @@ export const BROTLI_QUALITY = 4;
  * Answers up to this size are compressed in one call on the request's own thread, larger ones as
  * a stream through zlib's thread pool. The plugin's default on 2 cores is 8 KB, which sent a page
  * of 100 contacts down the stream path: there brotli added 5.2 ms of the server's CPU to each
- * request, against 0.9 ms in one call, and gzip 1.3 ms against 0.9 ms (bench/RESULTS.md, section
- * 17; measured, not dissected). Every answer the API makes, the 1.2 MB OpenAPI document
+ * request, against 0.9 ms in one call; gzip 1.3 ms either way (bench/RESULTS.md, section 17;
+ * measured, not dissected). Every answer the API makes, the 1.2 MB OpenAPI document
  * included, fits under this (1.2 MB in one call: 3.5 ms brotli, 9 ms gzip); files the console and
  * /docs serve from disk are streams and keep the stream path.
  */
