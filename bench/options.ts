@@ -25,10 +25,14 @@ export const USAGE = `Usage: npm run bench -- [options]
   --seed <n>                sitebiz seed --seed (default 1)
   --workers <n|auto>        sitebiz serve --workers (default: serve's own)
   --load-generator <name>   wrk or autocannon (default wrk when installed)
-  --suites <list>           any of scale, webhooks, webhook-fairness, sandbox, startup and balancer
-                            (default scale,webhooks,sandbox); balancer: 1, 2 and 3 processes behind
-                            HAProxy on PostgreSQL through PgBouncer, at the smallest of --sizes;
-                            webhooks includes webhook-fairness, which alone runs only that measure
+  --suites <list>           any of scale, webhooks, webhook-fairness, sandbox, startup, balancer and
+                            compression (default scale,webhooks,sandbox); balancer: 1, 2 and 3
+                            processes behind HAProxy on PostgreSQL through PgBouncer, at the smallest
+                            of --sizes; compression: a page of 100 contacts identity, gzip and br
+                            (--rounds 6 takes each order once) and the OpenAPI document's bytes, per
+                            database at the smallest of --sizes, printed (never written: its section
+                            of the results file is kept by hand); webhooks includes
+                            webhook-fairness, which alone runs only that measure
   --startup-runs <n>        launches per start-up figure; the median is reported (default 5)
   --startup-compare <dir>   also time another checkout (with its node_modules), e.g. the commit before
                             a change, alternating launches with this one
@@ -48,7 +52,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --results <file>          the results file --write rewrites (default bench/RESULTS.md)
   --help`;
 
-const SUITES = ['scale', 'webhooks', 'webhook-fairness', 'sandbox', 'startup', 'balancer'] as const;
+const SUITES = ['scale', 'webhooks', 'webhook-fairness', 'sandbox', 'startup', 'balancer', 'compression'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface Options {

@@ -14,7 +14,9 @@
 // demo account's reset (target under 1 s) and an account of --sandbox-contacts contacts seeded,
 // reset, saved, restored (bench/snapshots.ts); and the start-up suite, only when asked for: how
 // long commands take from launch (bench/startup.ts); and the balancer suite, only when asked for:
-// 1, 2 and 3 processes behind HAProxy on PostgreSQL (bench/balancer.ts). `--suites` picks any.
+// 1, 2 and 3 processes behind HAProxy on PostgreSQL (bench/balancer.ts); and the compression
+// suite, only when asked for: a page of contacts identity, gzip and br (bench/compression.ts).
+// `--suites` picks any.
 // Then the report (bench/report.ts) on stdout, and with --write in bench/RESULTS.md.
 // Everything is on 127.0.0.1. Any non-2xx answer fails the run with the request and the answer.
 // Children, temp files and the run's PostgreSQL databases are removed on success, error, the
@@ -25,6 +27,7 @@ import { join } from 'node:path';
 import { balancerSection, DEFAULT_BALANCER_CONFIGURATIONS, measureBalancer, type BalancerResult } from './balancer.js';
 import { REPLICA_PROGRAMS, StreamingReplica } from '../test/support/replica.js';
 import { measureBulkSync } from './bulk-sync.js';
+import { compressionSection, measureCompression, type CompressionResult } from './compression.js';
 import { detectSeedTool, prepareDataset, type Dataset, type DatasetOptions } from './datasets.js';
 import { measureFlatCost, shapesFor } from './flat-cost.js';
 import { measureFloor } from './floor.js';
@@ -98,6 +101,7 @@ async function measureDataset(dataset: Dataset, options: Options, workDir: strin
 }
 
 const START_UP = '## Start-up';
+const COMPRESSION = '## Compression: a page of 100 contacts and the OpenAPI document';
 const BALANCER = '## Several processes behind HAProxy';
 
 /**
@@ -201,6 +205,22 @@ async function main(options: Options, command: string): Promise<number> {
       ],
     });
   }
+  const compression: CompressionResult[] = [];
+  if (options.suites.includes('compression')) {
+    for (const kind of options.databases) {
+      const dataset = await prepareDataset(datasetOptions, kind, options.sizes[0]!);
+      console.log(`${kind}, ${dataset.contacts.toLocaleString('en-US')} contacts: compression`);
+      compression.push(
+        await measureCompression(dataset, { generator: options.generator, connections: options.connections, seconds: options.duration, rounds: options.rounds, warmupSeconds: options.warmup }),
+      );
+    }
+  }
+  // Printed only: bench/RESULTS.md keeps its compression figures in a section written by hand.
+  const compressionLines = compression.length > 0 ? compressionSection(compression, COMPRESSION, command) : [];
+  if (compression.length > 0 && options.suites.every((suite) => suite === 'compression')) {
+    console.log(`\n${compressionLines.join('\n')}`);
+    return 0;
+  }
   const startupLines = startup
     ? [START_UP, '', `\`${command}\`, ${new Date().toISOString()}, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end.`, '', ...startupSection(startup), '']
     : [];
@@ -229,6 +249,7 @@ async function main(options: Options, command: string): Promise<number> {
       loadAtEnd: os.loadavg(),
     }),
     ...(balancer ? ['', ...balancerLines] : []),
+    ...(compression.length > 0 ? ['', ...compressionLines] : []),
     ...(startup ? ['', START_UP, '', ...startupSection(startup), ''] : []),
   ].join('\n');
   console.log(`\n${report}`);

@@ -31,6 +31,7 @@ const DEFAULTS: Config = {
   webhookPollMs: 1_000,
   webhookWorker: true,
   requestJournalSize: 1000,
+  compression: true,
 };
 
 /** The problems of a configuration that must fail. */
@@ -84,6 +85,7 @@ describe('loadConfig', () => {
       WEBHOOK_POLL_MS: '250',
       WEBHOOK_WORKER: 'off',
       REQUEST_JOURNAL_SIZE: '50',
+      COMPRESSION: 'off',
     });
     assert.deepEqual(config, {
       database: {
@@ -121,6 +123,7 @@ describe('loadConfig', () => {
       webhookPollMs: 250,
       webhookWorker: false,
       requestJournalSize: 50,
+      compression: false,
     });
   });
 
@@ -231,6 +234,7 @@ describe('loadConfig', () => {
     [{ WEBHOOK_POLL_MS: 'often' }, 'WEBHOOK_POLL_MS'],
     [{ WEBHOOK_WORKER: 'sometimes' }, 'WEBHOOK_WORKER'],
     [{ REQUEST_JOURNAL_SIZE: '-1' }, 'REQUEST_JOURNAL_SIZE'],
+    [{ COMPRESSION: 'gzip' }, 'COMPRESSION'],
   ];
   for (const [env, variable] of REJECTED) {
     it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {
