@@ -1,0 +1,186 @@
+// Clients generated from the served document work (issue 22): the two generators TypeScript users
+// reach for, openapi-typescript (types for openapi-fetch) and @hey-api/openapi-ts (an SDK on its
+// own fetch client), are pointed at GET /v1/openapi.json of a listening server, as a user would
+// point them; what they write is compiled with the project's TypeScript under `strict`, together
+// with a usage file per client (test/generated-clients/*.usage.ts); then each usage runs against a
+// server on every database: a list with a filter and a page size, a show with include, a create,
+// and a create refused with 422, its error document read through the generated types.
+//
+// Generating and compiling is the slow part (seconds), so it happens once per file, from a SQLite
+// app; the servers the usages then talk to are one per database. Everything runs offline: both
+// generators read the document over loopback HTTP and nothing else.
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { createClient as heyApiGenerate } from '@hey-api/openapi-ts';
+import openapiTS, { astToString } from 'openapi-typescript';
+import ts from 'typescript';
+import { builders } from './support/builders.js';
+import { createListeningTestApp, DIALECTS, type ListeningTestApp } from './support/harness.js';
+import type { Usage, UsageInput, UsageResult } from './generated-clients/contract.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const USAGES = fileURLToPath(new URL('./generated-clients/', import.meta.url));
+
+/** The clients under test: the usage file of each, and what its generator writes. */
+const CLIENTS = {
+  'openapi-fetch': { usage: 'openapi-fetch.usage.ts', generated: 'openapi-typescript' },
+  'hey-api': { usage: 'hey-api.usage.ts', generated: 'hey-api' },
+} as const;
+type ClientName = keyof typeof CLIENTS;
+
+/**
+ * The compiler options a user of these generators would have: strict, ES modules resolved as
+ * Node resolves them (the generated SDK imports its own files with `.js`), and the DOM library for
+ * fetch's types (Request, Response, HeadersInit). skipLibCheck covers node_modules only: the
+ * generated files are .ts, so they are checked in full.
+ */
+const COMPILER_OPTIONS = {
+  strict: true,
+  target: 'ES2022',
+  module: 'NodeNext',
+  moduleResolution: 'NodeNext',
+  lib: ['ES2023', 'DOM'],
+  types: ['node'],
+  skipLibCheck: true,
+  noEmit: true,
+} as const;
+
+interface Generated {
+  dir: string;
+  /** What openapi-typescript wrote (one module). */
+  openapiTypescript: string;
+  /** The types module @hey-api/openapi-ts wrote. */
+  heyApiTypes: string;
+}
+
+/**
+ * Writes a directory a user's project could be: package.json (ES modules), tsconfig.json, a
+ * node_modules that is the project's (openapi-fetch, typescript's lib files), the contract and
+ * usage files; then both generators' output from the document at `documentUrl`.
+ */
+async function generate(documentUrl: string): Promise<Generated> {
+  const dir = mkdtempSync(join(tmpdir(), 'sitebiz-generated-clients-'));
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+  // @hey-api/openapi-ts reads the tsconfig above its output to choose the extension of its imports.
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: COMPILER_OPTIONS, include: ['**/*.ts'] }, null, 2));
+  copyFileSync(join(USAGES, 'contract.ts'), join(dir, 'contract.ts'));
+  for (const client of Object.values(CLIENTS)) copyFileSync(join(USAGES, client.usage), join(dir, client.usage));
+
+  // As `npx openapi-typescript <url> -o openapi-typescript/schema.ts`.
+  const openapiTypescript = astToString(await openapiTS(new URL(documentUrl)));
+  mkdirSync(join(dir, 'openapi-typescript'));
+  writeFileSync(join(dir, 'openapi-typescript', 'schema.ts'), openapiTypescript);
+
+  // As `npx @hey-api/openapi-ts -i <url> -o hey-api`, with its default plugins (types, SDK, fetch
+  // client). No log file: a failure throws, and the test shows it.
+  await heyApiGenerate({
+    input: documentUrl,
+    output: join(dir, 'hey-api'),
+    plugins: ['@hey-api/typescript', '@hey-api/sdk', '@hey-api/client-fetch'],
+    logs: { level: 'silent', file: false },
+  });
+  return { dir, openapiTypescript, heyApiTypes: readFileSync(join(dir, 'hey-api', 'types.gen.ts'), 'utf8') };
+}
+
+/** `tsc --strict --noEmit` over the directory: the messages, empty when it compiles. */
+function compile(dir: string): string[] {
+  const config = ts.parseJsonConfigFileContent({ compilerOptions: COMPILER_OPTIONS, include: ['**/*.ts'], exclude: ['node_modules'] }, ts.sys, dir);
+  const program = ts.createProgram({ rootNames: config.fileNames, options: config.options });
+  return ts.getPreEmitDiagnostics(program).map((d) => {
+    const where = d.file ? `${d.file.fileName.slice(dir.length + 1)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}: ` : '';
+    return `${where}${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+  });
+}
+
+describe('clients generated from the served document', () => {
+  let generated: Generated;
+  let diagnostics: string[];
+
+  before(async () => {
+    const source = await createListeningTestApp('sqlite');
+    try {
+      generated = await generate(`${source.baseUrl}/v1/openapi.json`);
+    } finally {
+      await source.close();
+    }
+    diagnostics = compile(generated.dir);
+  });
+  after(() => {
+    if (generated) rmSync(generated.dir, { recursive: true, force: true });
+  });
+
+  it('the generated code and both usage files compile with tsc --strict', () => {
+    assert.deepEqual(diagnostics, [], `tsc --strict found:\n${diagnostics.slice(0, 30).join('\n')}`);
+  });
+
+  it('openapi-typescript types every contacts operation', () => {
+    for (const path of ["'/v1/contacts'", "'/v1/contacts/{id}'"]) {
+      assert.ok(generated.openapiTypescript.includes(`    ${path.replaceAll("'", '"')}: {`), `paths[${path}] is generated`);
+    }
+  });
+
+  it('@hey-api/openapi-ts writes an SDK function per contacts operation', () => {
+    const sdk = readFileSync(join(generated.dir, 'hey-api', 'sdk.gen.ts'), 'utf8');
+    for (const name of ['getV1Contacts', 'getV1ContactsById', 'postV1Contacts']) assert.match(sdk, new RegExp(`export const ${name} = `));
+  });
+
+  for (const dialect of DIALECTS) {
+    describe(`against a server [${dialect}]`, () => {
+      let t: ListeningTestApp;
+      let input: Omit<UsageInput, 'newEmail'>;
+      let tagId: string;
+
+      before(async () => {
+        t = await createListeningTestApp(dialect);
+        const b = builders(t);
+        const tag = await b.tag('VIP');
+        const ada = await b.contact({ name: 'Ada Lovelace', email: 'ada@analytical.example' });
+        await b.contact({ name: 'Charles Babbage', email: 'charles@analytical.example' });
+        await b.contact({ name: 'Grace Hopper', email: 'grace@navy.example' });
+        await b.tagging(ada, tag);
+        tagId = String(tag);
+        input = {
+          baseUrl: t.baseUrl,
+          token: await t.token(),
+          siteId: String(t.tenant.siteId),
+          taggedContactId: String(ada),
+          tagName: 'VIP',
+          emailFragment: '@analytical.',
+        };
+      });
+      after(() => t?.close());
+
+      for (const name of Object.keys(CLIENTS) as ClientName[]) {
+        it(`${name}: a filtered list, a show with include, a create and a 422, through the generated types`, async () => {
+          const usage = (await import(pathToFileURL(join(generated.dir, CLIENTS[name].usage)).href)) as { run: Usage };
+          const newEmail = `katherine.${name}@nasa.example`;
+          const result: UsageResult = await usage.run({ ...input, newEmail });
+
+          assert.deepEqual(result.list, { status: 200, emails: ['ada@analytical.example'], totalCount: 2, hasNext: true });
+          assert.deepEqual(result.show, {
+            status: 200,
+            id: input.taggedContactId,
+            tagIds: [tagId],
+            includedTypes: ['contact_tags'],
+            includedTagName: 'VIP',
+          });
+          assert.equal(result.create.status, 201);
+          assert.equal(result.create.email, newEmail);
+          assert.equal(result.create.siteId, input.siteId);
+          const stored = await t.handle.db.selectFrom('contacts').select('email').where('id', '=', Number(result.create.id)).executeTakeFirst();
+          assert.equal(stored?.email, newEmail, 'the create was stored');
+          assert.deepEqual(
+            { status: result.invalid.status, code: result.invalid.code, pointer: result.invalid.pointer },
+            { status: 422, code: 'invalid_email', pointer: '/data/attributes/email' },
+          );
+          assert.match(result.invalid.detail, /not-an-email/);
+        });
+      }
+    });
+  }
+});
