@@ -4,7 +4,9 @@
 // point them; what they write is compiled with the project's TypeScript under `strict`, together
 // with a usage file per client (test/generated-clients/*.usage.ts); then each usage runs against a
 // server on every database: a list with a filter and a page size, a show with include, a create,
-// and a create refused with 422, its error document read through the generated types.
+// and a create refused with 422, its error document read through the generated types. The
+// document's named schemas (components.schemas: contacts_attributes, errors, ...) come out as
+// named types, which the usage files use by name as a user's code would.
 //
 // Generating and compiling is the slow part (seconds), so it happens once per file, from a SQLite
 // app; the servers the usages then talk to are one per database. Everything runs offline: both
@@ -31,6 +33,37 @@ const CLIENTS = {
   'hey-api': { usage: 'hey-api.usage.ts', generated: 'hey-api' },
 } as const;
 type ClientName = keyof typeof CLIENTS;
+
+/**
+ * Schemas the document declares once under components.schemas (the upstream's names), that the
+ * contacts operations refer to: a generated client has a type of each name, not an inline literal
+ * per operation, and the usage files use them by name.
+ */
+const NAMED_SCHEMAS = [
+  'contacts_attributes',
+  'contacts_resource',
+  'contacts_index_response',
+  'contacts_show_response',
+  'contacts_create_request',
+  'errors',
+  'resource_identifier',
+];
+
+/** contacts_index_response → ContactsIndexResponse, as @hey-api/openapi-ts names its types. */
+const pascalCase = (name: string) => name.replace(/(?:^|_)([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * The text of the block that opens with the line `opening` (its indentation included) and ends
+ * at the first line after it that closes at that same indentation: a member of generated code.
+ */
+function block(source: string, opening: string): string {
+  const lines = source.split('\n');
+  const start = lines.indexOf(opening);
+  assert.ok(start >= 0, `the generated code has a line ${JSON.stringify(opening)}`);
+  const indent = opening.length - opening.trimStart().length;
+  const end = lines.findIndex((line, i) => i > start && line.length - line.trimStart().length === indent && /^\s*\}/.test(line));
+  return lines.slice(start, end + 1).join('\n');
+}
 
 /**
  * The compiler options a user of these generators would have: strict, ES modules resolved as
@@ -118,15 +151,36 @@ describe('clients generated from the served document', () => {
     assert.deepEqual(diagnostics, [], `tsc --strict found:\n${diagnostics.slice(0, 30).join('\n')}`);
   });
 
-  it('openapi-typescript types every contacts operation', () => {
-    for (const path of ["'/v1/contacts'", "'/v1/contacts/{id}'"]) {
-      assert.ok(generated.openapiTypescript.includes(`    ${path.replaceAll("'", '"')}: {`), `paths[${path}] is generated`);
-    }
+  it('openapi-typescript declares the named schemas, and the contacts operations refer to them by name', () => {
+    const source = generated.openapiTypescript;
+    const schemas = block(source, '    schemas: {');
+    for (const name of NAMED_SCHEMAS) assert.match(schemas, new RegExp(`^        ${name}: `, 'm'), `components["schemas"]["${name}"] is generated`);
+    assert.match(block(schemas, '        contacts_resource: {'), /attributes: components\["schemas"\]\["contacts_attributes"\];/);
+    const list = block(source, '    "/v1/contacts": {');
+    const show = block(source, '    "/v1/contacts/{id}": {');
+    assert.ok(list.includes('"application/vnd.api+json": components["schemas"]["contacts_index_response"];'), 'the list answers contacts_index_response');
+    assert.ok(list.includes('"application/vnd.api+json": components["schemas"]["contacts_create_request"];'), 'the create takes contacts_create_request');
+    assert.ok(show.includes('"application/vnd.api+json": components["schemas"]["contacts_show_response"];'), 'the show answers contacts_show_response');
+    // The create's 422: the error document, inline or through a shared response.
+    const post = block(list, '        post: {');
+    const refused = post.split('\n').find((line) => line.startsWith('                422: '));
+    assert.ok(refused, 'POST /v1/contacts documents a 422');
+    const shared = /components\["responses"\]\["([^"]+)"\]/.exec(refused)?.[1];
+    const key = shared && (/^[A-Za-z_$][\w$]*$/.test(shared) ? shared : JSON.stringify(shared));
+    const answer = key ? block(block(source, '    responses: {'), `        ${key}: {`) : block(post, refused);
+    assert.ok(answer.includes('components["schemas"]["errors"]'), `the 422 is the errors document: ${answer}`);
   });
 
-  it('@hey-api/openapi-ts writes an SDK function per contacts operation', () => {
+  it('@hey-api/openapi-ts exports a type per named schema, and the contacts SDK functions use them', () => {
+    const types = generated.heyApiTypes;
+    for (const name of NAMED_SCHEMAS) assert.match(types, new RegExp(`^export type ${pascalCase(name)} = `, 'm'), `${pascalCase(name)} is exported`);
+    assert.match(block(types, 'export type ContactsResource = {'), /^ {4}attributes: ContactsAttributes;$/m);
+    assert.match(block(types, 'export type GetV1ContactsResponses = {'), /^ {4}200: ContactsIndexResponse;$/m);
+    assert.match(block(types, 'export type GetV1ContactsByIdResponses = {'), /^ {4}200: ContactsShowResponse;$/m);
+    assert.match(block(types, 'export type PostV1ContactsData = {'), /^ {4}body: ContactsCreateRequest;$/m);
+    assert.match(block(types, 'export type PostV1ContactsErrors = {'), /^ {4}422: Errors;$/m);
     const sdk = readFileSync(join(generated.dir, 'hey-api', 'sdk.gen.ts'), 'utf8');
-    for (const name of ['getV1Contacts', 'getV1ContactsById', 'postV1Contacts']) assert.match(sdk, new RegExp(`export const ${name} = `));
+    for (const name of ['getV1Contacts', 'getV1ContactsById', 'postV1Contacts']) assert.match(sdk, new RegExp(`^export const ${name} = `, 'm'));
   });
 
   for (const dialect of DIALECTS) {

@@ -4,8 +4,11 @@
 // `tsc --strict`, then run against a server. Written as a user would: no casts, no `any`.
 import { createClient, createConfig } from './hey-api/client/index.js';
 import { getV1Contacts, getV1ContactsById, postV1Contacts } from './hey-api/index.js';
-import type { PostV1ContactsData } from './hey-api/index.js';
+// The document's named schemas, as the SDK exports them and a user's own code refers to them.
+import type { ContactsAttributes, ContactsCreateRequest, ContactsResource, Errors, ResourceIdentifier } from './hey-api/index.js';
 import type { Usage, UsageInput, UsageResult } from './contract.js';
+
+const emailOf = (attributes: ContactsAttributes): string => attributes.email ?? '';
 
 export const run: Usage = async (input: UsageInput): Promise<UsageResult> => {
   // A client of its own rather than the generated module-wide one: the test runs this usage once
@@ -18,6 +21,7 @@ export const run: Usage = async (input: UsageInput): Promise<UsageResult> => {
     query: { 'filter[email_contains]': input.emailFragment, sort: 'email', 'page[size]': 1 },
   });
   if (!list.data) throw new Error(`list: ${list.response.status} ${JSON.stringify(list.error)}`);
+  const listed: ContactsResource[] = list.data.data;
 
   // A show with include.
   const show = await getV1ContactsById({ client, path: { id: input.taggedContactId }, query: { include: 'tags' } });
@@ -26,40 +30,41 @@ export const run: Usage = async (input: UsageInput): Promise<UsageResult> => {
   const tag = included.find((resource) => resource.type === 'contact_tags');
 
   // A create: a JSON:API document with the required relationship.
-  const body = (email: string): PostV1ContactsData['body'] => ({
+  const newContact = (email: string): ContactsCreateRequest => ({
     data: {
       type: 'contacts',
       attributes: { email, name: 'Katherine Johnson', subscribed: true },
       relationships: { site: { data: { type: 'sites', id: input.siteId } } },
     },
   });
-  const created = await postV1Contacts({ client, body: body(input.newEmail) });
+  const created = await postV1Contacts({ client, body: newContact(input.newEmail) });
   if (!created.data) throw new Error(`create: ${created.response.status} ${JSON.stringify(created.error)}`);
 
   // A create the server refuses: the error document is typed too.
-  const refused = await postV1Contacts({ client, body: body('not-an-email') });
+  const refused = await postV1Contacts({ client, body: newContact('not-an-email') });
   if (!refused.error) throw new Error(`invalid create: ${refused.response.status}, no error document`);
-  const [problem] = refused.error.errors;
+  const errors: Errors = refused.error;
+  const [problem] = errors.errors;
   if (!problem) throw new Error('invalid create: an empty errors array');
 
   return {
     list: {
       status: list.response.status,
-      emails: list.data.data.map((contact) => contact.attributes.email ?? ''),
+      emails: listed.map((contact) => emailOf(contact.attributes)),
       totalCount: list.data.meta.total_count,
       hasNext: typeof list.data.links.next === 'string',
     },
     show: {
       status: show.response.status,
       id: show.data.data.id,
-      tagIds: (show.data.data.relationships?.tags?.data ?? []).map((identifier) => identifier.id),
+      tagIds: (show.data.data.relationships?.tags?.data ?? []).map((identifier: ResourceIdentifier) => identifier.id),
       includedTypes: included.map((resource) => resource.type),
       includedTagName: tagName(tag),
     },
     create: {
       status: created.response.status,
       id: created.data.data.id,
-      email: created.data.data.attributes.email ?? '',
+      email: emailOf(created.data.data.attributes),
       siteId: created.data.data.relationships?.site?.data?.id,
     },
     invalid: { status: refused.response.status, code: problem.code, pointer: problem.source?.pointer, detail: problem.detail },

@@ -3,8 +3,18 @@
 // ./openapi-typescript/schema.ts, compiled there with `tsc --strict`, then run against a server.
 // Written as a user would: no casts, no `any`; what the types allow is what is read.
 import createClient from 'openapi-fetch';
-import type { paths } from './openapi-typescript/schema.js';
+import type { components, paths } from './openapi-typescript/schema.js';
 import type { Usage, UsageInput, UsageResult } from './contract.js';
+
+// The document's named schemas, as a user's own code refers to them.
+type Schemas = components['schemas'];
+type Contact = Schemas['contacts_resource'];
+type ContactAttributes = Schemas['contacts_attributes'];
+type NewContact = Schemas['contacts_create_request'];
+type ErrorDocument = Schemas['errors'];
+type Identifier = Schemas['resource_identifier'];
+
+const emailOf = (attributes: ContactAttributes): string => attributes.email ?? '';
 
 export const run: Usage = async (input: UsageInput): Promise<UsageResult> => {
   const api = createClient<paths>({ baseUrl: input.baseUrl, headers: { Authorization: `Bearer ${input.token}` } });
@@ -14,7 +24,7 @@ export const run: Usage = async (input: UsageInput): Promise<UsageResult> => {
     params: { query: { 'filter[email_contains]': input.emailFragment, sort: 'email', 'page[size]': 1 } },
   });
   if (!list.data) throw new Error(`list: ${list.response.status} ${JSON.stringify(list.error)}`);
-  const listed = list.data.data;
+  const listed: Contact[] = list.data.data;
 
   // A show with include.
   const show = await api.GET('/v1/contacts/{id}', { params: { path: { id: input.taggedContactId }, query: { include: 'tags' } } });
@@ -23,49 +33,41 @@ export const run: Usage = async (input: UsageInput): Promise<UsageResult> => {
   const tag = included.find((resource) => resource.type === 'contact_tags');
 
   // A create: a JSON:API document with the required relationship.
-  const created = await api.POST('/v1/contacts', {
-    body: {
-      data: {
-        type: 'contacts',
-        attributes: { email: input.newEmail, name: 'Katherine Johnson', subscribed: true },
-        relationships: { site: { data: { type: 'sites', id: input.siteId } } },
-      },
+  const newContact = (email: string): NewContact => ({
+    data: {
+      type: 'contacts',
+      attributes: { email, name: 'Katherine Johnson', subscribed: true },
+      relationships: { site: { data: { type: 'sites', id: input.siteId } } },
     },
   });
+  const created = await api.POST('/v1/contacts', { body: newContact(input.newEmail) });
   if (!created.data) throw new Error(`create: ${created.response.status} ${JSON.stringify(created.error)}`);
 
   // A create the server refuses: the error document is typed too.
-  const refused = await api.POST('/v1/contacts', {
-    body: {
-      data: {
-        type: 'contacts',
-        attributes: { email: 'not-an-email' },
-        relationships: { site: { data: { type: 'sites', id: input.siteId } } },
-      },
-    },
-  });
+  const refused = await api.POST('/v1/contacts', { body: newContact('not-an-email') });
   if (!refused.error) throw new Error(`invalid create: ${refused.response.status}, no error document`);
-  const [problem] = refused.error.errors;
+  const errors: ErrorDocument = refused.error;
+  const [problem] = errors.errors;
   if (!problem) throw new Error('invalid create: an empty errors array');
 
   return {
     list: {
       status: list.response.status,
-      emails: listed.map((contact) => contact.attributes.email ?? ''),
+      emails: listed.map((contact) => emailOf(contact.attributes)),
       totalCount: list.data.meta.total_count,
       hasNext: typeof list.data.links.next === 'string',
     },
     show: {
       status: show.response.status,
       id: show.data.data.id,
-      tagIds: (show.data.data.relationships?.tags?.data ?? []).map((identifier) => identifier.id),
+      tagIds: (show.data.data.relationships?.tags?.data ?? []).map((identifier: Identifier) => identifier.id),
       includedTypes: included.map((resource) => resource.type),
       includedTagName: tagName(tag),
     },
     create: {
       status: created.response.status,
       id: created.data.data.id,
-      email: created.data.data.attributes.email ?? '',
+      email: emailOf(created.data.data.attributes),
       siteId: created.data.data.relationships?.site?.data?.id,
     },
     invalid: { status: refused.response.status, code: problem.code, pointer: problem.source?.pointer, detail: problem.detail },
