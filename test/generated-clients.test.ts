@@ -98,6 +98,16 @@ interface Generated {
  */
 async function generate(documentUrl: string): Promise<Generated> {
   const dir = mkdtempSync(join(tmpdir(), 'sitebiz-generated-clients-'));
+  try {
+    return await generateInto(dir, documentUrl);
+  } catch (error) {
+    // The caller never learns the directory: it is removed here.
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function generateInto(dir: string, documentUrl: string): Promise<Generated> {
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
   // @hey-api/openapi-ts reads the tsconfig above its output to choose the extension of its imports.
