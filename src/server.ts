@@ -169,14 +169,14 @@ function announce(config: Config, { database, credentials, empty }: PreparedData
   } else if (empty) {
     lines.push(
       `Database: ${database.description}, with no account: production mode makes no demo account.`,
-      ...(hint.caveat ? [`Run these ${hint.caveat}`] : []),
+      ...(hint.caveat ? [`Run the commands below ${hint.caveat}`] : []),
       `Create one: ${hint.prefix}npm run sitebiz -- init --empty (prints its API key).`,
     );
   } else {
     // Each command as it runs from the checkout, on this database (commandHint).
     lines.push(
       `Database: ${database.description}.`,
-      ...(hint.caveat ? [`Run these ${hint.caveat}`] : []),
+      ...(hint.caveat ? [`Run the commands below ${hint.caveat}`] : []),
       `For credentials: ${hint.prefix}npm run sitebiz -- init (prints a new API key);`,
       `for the console: ${hint.prefix}npm run sitebiz -- users sign-in-link (prints a one-time sign-in link).`,
     );

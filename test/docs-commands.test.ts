@@ -33,7 +33,7 @@
 // command that cannot run goes there, with the reason.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -228,17 +228,18 @@ function endSession(sid: number): void {
   }
 }
 
-function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+/** Runs `script` with `typed` (a file holding READER_TYPES) as its standard input. */
+function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv, typed: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
+    // A file rather than a pipe: nothing to write, and nothing to fail (EPIPE) when the example reads nothing.
+    const stdin = openSync(typed, 'r');
     // detached: bash leads a session of its own, which endSession can find every descendant by.
-    const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    // What the reader types at a prompt; an example that reads nothing leaves it unread.
-    child.stdin.on('error', () => {});
-    child.stdin.end(READER_TYPES);
+    const child = spawn('bash', ['-c', script], { cwd, env, stdio: [stdin, 'pipe', 'pipe'], detached: true });
+    closeSync(stdin);
     let output = '';
     let code: number | null = null;
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
     const timer = setTimeout(() => {
       endSession(child.pid!);
       reject(new Error(`did not finish within ${EXAMPLE_TIMEOUT_MS} ms:\n${script}\n${output}`));
@@ -257,6 +258,7 @@ function runBash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{
 
 describe('every command in README.md and docs/ runs as written on a fresh npm start database (SQLite)', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'sitebiz-docs-'));
+  const typed = join(scratch, 'typed.txt');
   let server: ChildProcessWithoutNullStreams;
   let serverLog = '';
   let base = '';
@@ -293,7 +295,8 @@ describe('every command in README.md and docs/ runs as written on a fresh npm st
       server.on('exit', (code) => reject(new Error(`the server exited with ${code}:\n${serverLog}`)));
     });
     // The variables of a shell that has run nothing yet: never part of a page's state.
-    const fresh = runBash('compgen -v', scratch, readerEnv({ PATH: pathWithShim }));
+    writeFileSync(typed, READER_TYPES);
+    const fresh = runBash('compgen -v', scratch, readerEnv({ PATH: pathWithShim }), typed);
     await started;
     assert.match(serverLog, /created the demo account/);
     const clientId = /^client_id:\s+(\S+)$/m.exec(serverLog)?.[1];
@@ -361,7 +364,7 @@ describe('every command in README.md and docs/ runs as written on a fresh npm st
         example.kind === 'script'
           ? `set -euo pipefail\nsource "$SITEBIZ_DOCS_STATE"\n${text}\n${SAVE_STATE}\n`
           : `source "$SITEBIZ_DOCS_STATE"\n${text}\n`;
-      const { code, output } = await runBash(script, session.dir, env);
+      const { code, output } = await runBash(script, session.dir, env, typed);
       // DOCS_COMMANDS_OUTPUT=1 shows what each example printed, to compare with what the page shows.
       if (process.env.DOCS_COMMANDS_OUTPUT) t.diagnostic(output);
       if (example.kind === 'script') {

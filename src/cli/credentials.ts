@@ -23,7 +23,7 @@ export function credentialLines(result: InitResult): string[] {
 export interface CommandHint {
   /** What goes before `npm run sitebiz -- <command>`: '' or `DATABASE_URL=... ` (a trailing space). */
   prefix: string;
-  /** When the commands need more than the prefix, how to run them ("Run these <caveat>"): where the password comes from. */
+  /** When the commands need more than the prefix, how to run them ("Run the commands below <caveat>"): where the password comes from. */
   caveat?: string;
 }
 
