@@ -310,6 +310,20 @@ export class ConfigError extends Error {
   }
 }
 
+/** Where a setting's value came from; `default` also when its environment variable is set empty. */
+export type SettingSource = 'flag' | 'environment' | 'default';
+
+/** The rule of loadConfig: a flag wins over its environment variable, and an empty variable counts as unset. */
+export function settingSource(
+  name: SettingName,
+  env: Record<string, string | undefined> = process.env,
+  flags: Partial<Record<SettingName, string>> = {},
+): SettingSource {
+  if (flags[name] !== undefined) return 'flag';
+  const fromEnv = env[SETTINGS[name].env];
+  return fromEnv !== undefined && fromEnv !== '' ? 'environment' : 'default';
+}
+
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /** More workers than this is a typo, not a machine: each one holds a database pool and caches. */
@@ -326,9 +340,9 @@ export function loadConfig(
   const problems: string[] = [];
   const raw = (name: SettingName): { value: string | undefined; origin: string } => {
     const spec: SettingSpec = SETTINGS[name];
-    if (flags[name] !== undefined) return { value: flags[name], origin: `--${spec.flag}` };
-    const fromEnv = env[spec.env];
-    if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, origin: spec.env };
+    const source = settingSource(name, env, flags);
+    if (source === 'flag') return { value: flags[name], origin: `--${spec.flag}` };
+    if (source === 'environment') return { value: env[spec.env], origin: spec.env };
     return { value: spec.default, origin: `${spec.env} (default)` };
   };
 

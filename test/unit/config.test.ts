@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig, parseDatabaseUrl, redactUrl, type Config } from '../../src/config.js';
+import { ConfigError, loadConfig, parseDatabaseUrl, redactUrl, settingSource, type Config } from '../../src/config.js';
 
 const DEFAULTS: Config = {
   database: { dialect: 'sqlite', url: 'sqlite:data/sitebiz.db', filename: 'data/sitebiz.db', cacheMb: 64, mmapMb: 0 },
@@ -52,6 +52,13 @@ describe('loadConfig', () => {
 
   it('treats an empty variable as unset', () => {
     assert.deepEqual(loadConfig({ PORT: '', LOG_LEVEL: '', DATABASE_URL: '' }), DEFAULTS);
+  });
+
+  it('says where a setting came from, by the same rule (what the server hints and the CLI links go by)', () => {
+    assert.equal(settingSource('port', {}), 'default');
+    assert.equal(settingSource('port', { PORT: '' }), 'default');
+    assert.equal(settingSource('port', { PORT: '4000' }), 'environment');
+    assert.equal(settingSource('port', { PORT: '4000' }, { port: '5000' }), 'flag');
   });
 
   it('reads every setting from the environment', () => {
