@@ -4,6 +4,7 @@
 // exits 1 when any answer was a 5xx or undocumented.
 import { createTestApp, DIALECTS } from '../test/support/harness.js';
 import { describeFindings, fuzz, prepareFuzzWorld, type OpenApiDocument } from '../test/support/fuzz.js';
+import { withSharedPartsInline } from '../test/support/openapi-document.js';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 100_000);
 const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2_147_483_647);
@@ -13,7 +14,7 @@ for (const dialect of DIALECTS) {
   const t = await createTestApp(dialect);
   try {
     const world = await prepareFuzzWorld(t);
-    const doc = (await t.get('/v1/openapi.json')).json() as OpenApiDocument;
+    const doc = withSharedPartsInline((await t.get('/v1/openapi.json')).json() as OpenApiDocument);
     const share = Math.ceil(runs / DIALECTS.length);
     const started = performance.now();
     const report = await fuzz(t.app, doc, world, {

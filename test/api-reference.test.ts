@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { nounsOf, oneOf, tagOf } from '../src/jsonapi/nouns.js';
 import { RESOURCES } from '../src/resources/index.js';
 import { createTestApp, type TestApp } from './support/harness.js';
+import { withSharedPartsInline } from './support/openapi-document.js';
 
 interface Operation {
   summary?: string;
@@ -24,7 +25,7 @@ describe('the API reference at /docs', () => {
   let doc: Document;
   before(async () => {
     t = await createTestApp('sqlite');
-    doc = (await t.get('/v1/openapi.json')).json() as Document;
+    doc = withSharedPartsInline((await t.get('/v1/openapi.json')).json() as Document);
   });
   after(() => t.close());
 

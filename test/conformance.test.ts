@@ -16,6 +16,7 @@ import {
   upstreamResponseSchema,
 } from './support/upstream.js';
 import { DIVERGENCES } from './support/upstream-divergences.js';
+import { dereferenced, withSharedPartsInline } from './support/openapi-document.js';
 
 /** Operations sitebiz serves beyond upstream's 77, normalised (`{}` for a path parameter). */
 const SITEBIZ_OPERATIONS = new Set([
@@ -171,7 +172,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('every operation sitebiz documents exists upstream with the same method and the same security', async () => {
-      const doc = (await t.get('/v1/openapi.json')).json();
+      const doc = withSharedPartsInline((await t.get('/v1/openapi.json')).json());
       const normalise = (path: string) => path.replace(/\{[^}]+\}/g, '{}');
       const upstream = new Map(upstreamOperations().map((o) => [`${o.method} ${normalise(o.path)}`, o]));
       let checked = 0;
@@ -263,8 +264,10 @@ describeUpstream('the upstream validator is not vacuous', () => {
   it('tells clients of the served document that an empty to-one is {"data": null}, where they will look', () => {
     const served = JSON.parse(readFileSync(new URL('../docs/openapi.json', import.meta.url), 'utf8'));
     for (const [path, relationship] of [['/v1/contacts/{id}', 'customer'], ['/v1/forms/{id}', 'offer'], ['/v1/transactions/{id}', 'offer']] as const) {
-      const schema = served.paths[path].get.responses['200'].content['application/vnd.api+json'].schema;
-      const declared = schema.properties.data.properties.relationships.properties[relationship];
+      // The answer's schema, through the named parts it refers to (show response, resource, relationships).
+      const at = (node: unknown) => dereferenced(served, node);
+      const schema = at(at(served.paths[path].get.responses['200']).content['application/vnd.api+json'].schema);
+      const declared = at(at(at(schema.properties.data).properties.relationships).properties[relationship]);
       assert.match(declared.description, /null .*upstream-divergences\.md/, `${path} ${relationship}`);
       assert.deepEqual(declared.properties.data.anyOf[1], { type: 'null' });
     }

@@ -14,6 +14,7 @@ import { MADE_BY_API_WRITES } from './support/demo-scope.js';
 import { createTestApp, DIALECTS, PUBLIC_URL, type TestApp } from './support/harness.js';
 import { withoutDivergences } from './support/upstream-divergences.js';
 import { upstreamMismatches, upstreamOperations, upstreamResponseSchema, UPSTREAM_SKIP_REASON } from './support/upstream.js';
+import { withSharedPartsInline } from './support/openapi-document.js';
 
 const JSONAPI = 'application/vnd.api+json';
 const LIST = /^\/v1\/([a-z_]+)$/;
@@ -43,7 +44,7 @@ for (const dialect of DIALECTS) {
       siteId = t.tenant.siteId;
       await seedDemoData(t.handle, { accountId: t.tenant.accountId, siteId }, t.clock);
       token = await t.token();
-      served = (await t.get('/v1/openapi.json')).json();
+      served = withSharedPartsInline((await t.get('/v1/openapi.json')).json());
       ajv = new Ajv2020({ allErrors: true, strict: false, validateSchema: false });
       addFormats(ajv);
       ajv.addSchema(served as object, 'sitebiz-openapi.json');

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestApp, DIALECTS, type TestApp } from './support/harness.js';
 import { describeFindings, fuzz, prepareFuzzWorld, type FuzzWorld, type OpenApiDocument } from './support/fuzz.js';
+import { withSharedPartsInline } from './support/openapi-document.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
@@ -18,7 +19,7 @@ for (const dialect of DIALECTS) {
     before(async () => {
       t = await createTestApp(dialect);
       world = await prepareFuzzWorld(t);
-      doc = (await t.get('/v1/openapi.json')).json();
+      doc = withSharedPartsInline((await t.get('/v1/openapi.json')).json());
     });
     after(() => t.close());
 

@@ -417,12 +417,12 @@ for (const dialect of DIALECTS) {
       assert.equal(await meStatus(target.access_token), 200);
     });
 
-    it('revokes both tokens of a grant given its access token: 200 with an empty body', async () => {
+    it('revokes both tokens of a grant given its access token: 200 with an empty JSON object', async () => {
       const caller = await grant();
       const target = await grant();
       const res = await revoke(caller.access_token, form({ token: target.access_token }));
       assert.equal(res.statusCode, 200);
-      assert.equal(res.body, '');
+      assert.equal(res.body, '{}');
 
       const me = await t.get('/v1/me', target.access_token);
       assert.equal(me.statusCode, 401);
@@ -437,7 +437,7 @@ for (const dialect of DIALECTS) {
       const target = await grant();
       const res = await revoke(caller.access_token, JSON.stringify({ token: target.refresh_token }), JSON_TYPE);
       assert.equal(res.statusCode, 200);
-      assert.equal(res.body, '');
+      assert.equal(res.body, '{}');
       assert.equal(await meStatus(target.access_token), 401);
       assertOAuthError(await refresh(target.refresh_token), 400, 'invalid_grant');
       assert.equal(await meStatus(caller.access_token), 200);
@@ -447,24 +447,24 @@ for (const dialect of DIALECTS) {
       const own = await grant();
       const res = await revoke(own.access_token, form({ token: own.access_token }));
       assert.equal(res.statusCode, 200);
-      assert.equal(res.body, '');
+      assert.equal(res.body, '{}');
       assert.equal(await meStatus(own.access_token), 401);
       assertOAuthError(await refresh(own.refresh_token), 400, 'invalid_grant');
       // A revoked token cannot call revoke again.
       assertOAuthError(await revoke(own.access_token, form({ token: own.refresh_token })), 401, 'invalid_token');
     });
 
-    it('answers 200 with an empty body for an unknown or already revoked token', async () => {
+    it('answers 200 with an empty JSON object for an unknown or already revoked token', async () => {
       const caller = await grant();
       const unknown = await revoke(caller.access_token, form({ token: 'sbzat_never-issued' }));
       assert.equal(unknown.statusCode, 200);
-      assert.equal(unknown.body, '');
+      assert.equal(unknown.body, '{}');
 
       const target = await grant();
       assert.equal((await revoke(caller.access_token, form({ token: target.access_token }))).statusCode, 200);
       const twice = await revoke(caller.access_token, form({ token: target.access_token }));
       assert.equal(twice.statusCode, 200);
-      assert.equal(twice.body, '');
+      assert.equal(twice.body, '{}');
       assert.equal(await meStatus(caller.access_token), 200);
     });
 
@@ -502,7 +502,7 @@ for (const dialect of DIALECTS) {
         const target = await grant();
         const res = await asClient({ token: target[token], token_type_hint: hint }, libraryBasic(t.tenant.clientId, t.tenant.clientSecret));
         assert.equal(res.statusCode, 200, res.body);
-        assert.equal(res.body, '');
+        assert.equal(res.body, '{}');
         // simple-oauth2 reads answers in strict JSON mode: a success must be labelled JSON.
         assert.match(String(res.headers['content-type']), /^application\/json/);
         assert.equal(await meStatus(target.access_token), 401);
@@ -516,7 +516,7 @@ for (const dialect of DIALECTS) {
         const target = await grant();
         const res = await asClient({ token: target.access_token, token_type_hint: 'access_token', ...credentials }, undefined, headers);
         assert.equal(res.statusCode, 200, res.body);
-        assert.equal(res.body, '');
+        assert.equal(res.body, '{}');
         assert.equal(await meStatus(target.access_token), 401);
       }
     });
@@ -568,7 +568,7 @@ for (const dialect of DIALECTS) {
       for (const token of [other.access_token, other.refresh_token]) {
         const res = await revoke(caller.access_token, form({ token }));
         assert.equal(res.statusCode, 200);
-        assert.equal(res.body, '');
+        assert.equal(res.body, '{}');
       }
       assert.equal(await meStatus(other.access_token), 200);
       const refreshed = await refresh(other.refresh_token);

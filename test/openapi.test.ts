@@ -14,6 +14,8 @@ import type { ResourceDefinition } from '../src/jsonapi/resource.js';
 import { API_TITLE, API_VERSION } from '../src/routes/version.js';
 import { createTestApp, DIALECTS, type TestApp } from './support/harness.js';
 import { resourcePath } from '../src/jsonapi/document.js';
+import { withSharedPartsInline } from './support/openapi-document.js';
+import { parse as parseYaml } from 'yaml';
 
 const SNAPSHOT_FILE = fileURLToPath(new URL('../docs/openapi.json', import.meta.url));
 /** The snapshot is generated with this public URL (the `servers` entry), whatever the test harness uses. */
@@ -120,13 +122,17 @@ for (const dialect of DIALECTS) {
   describe(`OpenAPI document and docs page [${dialect}]`, () => {
     let t: TestApp;
     let token: string;
+    /** The document as served: shared schemas, parameters and responses referred to with $ref. */
+    let served: OpenApiDocument;
+    /** The same with shared parameters and responses written out where they are used. */
     let doc: OpenApiDocument;
     before(async () => {
       t = await createTestApp(dialect);
       token = await t.token();
       const res = await t.get('/v1/openapi.json');
       assert.equal(res.statusCode, 200, res.body);
-      doc = res.json();
+      served = res.json();
+      doc = withSharedPartsInline(served);
     });
     after(() => t.close());
 
@@ -157,18 +163,48 @@ for (const dialect of DIALECTS) {
       }
       const ids = operationsOf(doc).flatMap(({ op }) => (op.operationId ? [op.operationId] : []));
       assert.equal(new Set(ids).size, ids.length, 'operationIds must be unique');
-      walk(doc, (node, pointer) => {
+      walk(served, (node, pointer) => {
         // OpenAPI 3.1 schemas are JSON Schema 2020-12: nullability is a type union, not `nullable`.
         assert.ok(!('nullable' in node && typeof node.nullable === 'boolean'), `${pointer}: nullable is not OpenAPI 3.1`);
         if (typeof node.$ref === 'string') {
           assert.match(node.$ref, /^#\//, `${pointer}: only local $refs`);
-          let target: unknown = doc;
+          let target: unknown = served;
           for (const part of node.$ref.slice(2).split('/')) {
             target = (target as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
           }
           assert.notEqual(target, undefined, `${pointer}: unresolvable $ref ${node.$ref}`);
         }
       });
+    });
+
+    it('declares its schemas once, by name, and refers to them: under 400 KB, named as the upstream names them', async () => {
+      const res = await t.get('/v1/openapi.json');
+      assert.ok(res.body.length < 400_000, `the document is ${res.body.length} bytes`);
+      const schemas = served.components?.schemas ?? {};
+      const refs = res.body.match(/"\$ref":"#\/components\/schemas\//g)?.length ?? 0;
+      assert.ok(refs > 400, `${refs} references to named schemas`);
+      for (const resource of t.app.engine.registry.all().filter((r) => r.routes.list && r.pathPrefix === undefined)) {
+        for (const suffix of ['attributes', 'resource', 'index_response', 'show_response']) {
+          assert.ok(`${resource.type}_${suffix}` in schemas, `${resource.type}_${suffix} is declared`);
+        }
+        const list = doc.paths[`/v1/${resourcePath(resource)}`]!.get!.responses['200']!;
+        assert.deepEqual(list.content?.['application/vnd.api+json']?.schema, { $ref: `#/components/schemas/${resource.type}_index_response` });
+      }
+      for (const name of ['resource_identifier', 'errors', 'errors_attributes', 'list_links', 'list_meta', 'record_links', 'contacts_create_request', 'contacts_update_request', 'oauth_token_response', 'version_response']) {
+        assert.ok(name in schemas, `${name} is declared`);
+      }
+      // A named schema is the object itself, not a wrapper around one reference.
+      const contact = schemas.contacts_resource as { properties: Record<string, unknown> };
+      assert.deepEqual(contact.properties.attributes, { $ref: '#/components/schemas/contacts_attributes' });
+      // Every named part is used somewhere.
+      for (const name of Object.keys(schemas)) assert.ok(res.body.includes(`"#/components/schemas/${name}"`), `${name} is referred to`);
+    });
+
+    it('GET /v1/openapi.yaml serves the same document in YAML', async () => {
+      const res = await t.get('/v1/openapi.yaml');
+      assert.equal(res.statusCode, 200);
+      assert.match(String(res.headers['content-type']), /^application\/yaml/);
+      assert.deepEqual(parseYaml(res.body), served);
     });
 
     it('documents every route sitebiz serves, with its method, and nothing else', () => {
@@ -357,7 +393,7 @@ for (const dialect of DIALECTS) {
       }
       const json = await t.get('/docs/json');
       assert.equal(json.statusCode, 200);
-      assert.deepEqual(json.json(), doc);
+      assert.deepEqual(json.json(), served);
     });
 
     it('docs/openapi.json is the committed snapshot of the document (regenerate with npm run openapi:write)', async () => {

@@ -6,6 +6,7 @@ import { acceptFormBodies } from '../jsonapi/http.js';
 import { bearerAuthentication, principalOf } from './authenticate.js';
 import type { RateLimits } from './rate-limits.js';
 import type { TokenService } from './tokens.js';
+import { named } from '../jsonapi/schema-names.js';
 
 /** A shell command that gets a token with a key's credentials (printed by the CLI, shown by the console). */
 export function tokenRequestCommand(baseUrl: string, clientId: string, clientSecret: string): string {
@@ -95,7 +96,7 @@ async function revokingKeyId(
   return key.id;
 }
 
-const tokenResponseSchema = {
+const tokenResponseSchema = named('oauth_token_response', {
   type: 'object',
   properties: {
     access_token: { type: 'string' },
@@ -103,12 +104,13 @@ const tokenResponseSchema = {
     token_type: { type: 'string', enum: ['Bearer'] },
     expires_in: { type: 'integer' },
   },
-} as const;
+} as const);
 
-const oauthErrorSchema = {
+/** An OAuth error answer (RFC 6749 §5.2). */
+const oauthErrorSchema = named('oauth_error', {
   type: 'object',
   properties: { error: { type: 'string' }, error_description: { type: 'string' } },
-} as const;
+} as const);
 
 export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
   return async function register(app: FastifyInstance): Promise<void> {
@@ -176,7 +178,11 @@ export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
             'token= an access or refresh token of the calling API key (token_type_hint is accepted and not needed); both tokens of that grant stop working. 200 with an empty body, also for an unknown token or one of another key, which is left alone (RFC 7009). ' +
             'The key is named by a Bearer access token of it (the upstream contract) or, as RFC 7009 clients do, by its client credentials: HTTP Basic, or client_id and client_secret in the body. Form-encoded or JSON.',
           security: [{ Bearer: [] }, { ClientBasic: [] }],
-          response: { 200: { type: 'null', description: 'Revoked (empty body)' }, 400: oauthErrorSchema, 401: oauthErrorSchema },
+          response: {
+            200: { type: 'object', additionalProperties: false, description: 'Revoked: the body is an empty JSON object, which RFC 7009 clients ignore' },
+            400: oauthErrorSchema,
+            401: oauthErrorSchema,
+          },
         },
       },
       async (request, reply) => {
@@ -184,9 +190,10 @@ export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
         const apiKeyId = await revokingKeyId(request, reply, params, tokens, limits);
         if (!params.token) throw oauthError(400, 'invalid_request', 'token is required');
         await tokens.revoke(params.token, apiKeyId);
-        // An empty body, as upstream documents, labelled JSON: simple-oauth2 (through wreck's
-        // strict JSON mode) fails a success without a JSON content type, and reads empty as null.
-        return reply.code(200).type('application/json').send('');
+        // The upstream documents an empty body. An empty body labelled JSON is not JSON, and
+        // simple-oauth2 (through wreck's strict JSON mode) fails a success that is not labelled
+        // JSON: an empty object is both, and RFC 7009 clients ignore the body anyway.
+        return reply.code(200).type('application/json').send('{}');
       },
     );
   };

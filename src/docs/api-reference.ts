@@ -39,7 +39,7 @@ export const REFERENCE_INTRODUCTION = [
   '- **Webhook delivery log and events**: `GET /v1/hooks/{id}/deliveries` and `/v1/webhook_deliveries` (with their',
   '  attempts, `redeliver` answering 202), `POST /v1/hooks/{id}/enable`, and `GET /v1/events`, every event with its',
   '  payload, for reconciling (docs/webhooks.md).',
-  '- **This document** is generated from the resource declarations; it is also served at `/v1/openapi.json`.',
+  '- **This document** is generated from the resource declarations; it is also served at `/v1/openapi.json` and `/v1/openapi.yaml`.',
 ].join('\n');
 
 /** One tag per resource with routes, described by its declaration, after the fixed routes' tags. */

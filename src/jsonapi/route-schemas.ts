@@ -2,7 +2,7 @@
 // built from them); requests are checked by the planner, which gives better errors than Ajv.
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { JSONAPI_MEDIA_TYPE } from './http.js';
-import { tagOf } from './nouns.js';
+import { nounsOf, tagOf } from './nouns.js';
 import { PREDICATE_MEANINGS } from './predicates.js';
 import { filterNames, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './planner.js';
 import type { Registry } from './registry.js';
@@ -19,6 +19,9 @@ import {
   updateSummary,
 } from './route-summaries.js';
 import type { WriteRules } from './write-document.js';
+import { named, SCHEMA_NAME_KEY } from './schema-names.js';
+
+export { named, SCHEMA_NAME_KEY };
 
 const nullable = (schema: TSchema, isNullable: boolean) => (isNullable ? Type.Union([schema, Type.Null()]) : schema);
 
@@ -55,7 +58,48 @@ function attributeSchema(a: AttributeDef): TSchema {
 const TO_ONE_DESCRIPTION =
   'data is null when there is no related record, as JSON:API requires (the upstream description types it as an object only; see docs/upstream-divergences.md)';
 
-const identifier = (type: string) => Type.Object({ type: Type.Literal(type), id: Type.String() });
+/**
+ * A resource identifier, named as the upstream names it. Its type is any string, as the upstream's;
+ * where a member always holds one type, the member's description names it.
+ */
+export const resourceIdentifierSchema = () =>
+  named('resource_identifier', Type.Object({ type: Type.String(), id: Type.String() }, { description: 'A resource identifier: the type and id of a record' }));
+const identifierOf = (type: string) => ({ ...resourceIdentifierSchema(), description: `Identifier of a ${type} record` });
+const identifiersOf = (type: string) => Type.Array(resourceIdentifierSchema(), { description: `Identifiers of ${type} records` });
+
+/** Links of a relationship member and of a relationship document. */
+const relationshipLinksSchema = () =>
+  named('relationship_links', Type.Object({ self: Type.String(), related: Type.Optional(Type.String()) }));
+
+/** Links of a single-record document. */
+export const recordLinksSchema = () => named('record_links', Type.Object({ self: Type.String(), current: Type.String() }));
+
+/**
+ * Links of a list document. `prev` and `next` are null when there is no such page, as the seed
+ * says of every list (upstream's podcast list alone types them as strings: docs/upstream-divergences.md).
+ */
+const listLinksSchema = () =>
+  named(
+    'list_links',
+    Type.Object({
+      self: Type.String(),
+      first: Type.String(),
+      prev: Type.Union([Type.String(), Type.Null()]),
+      next: Type.Union([Type.String(), Type.Null()]),
+      last: Type.String(),
+    }),
+  );
+
+/** `meta` of a list. Cursor pages (page[after] / page[before]) have no page numbers: only total_count. */
+const listMetaSchema = () =>
+  named(
+    'list_meta',
+    Type.Object({ total_pages: Type.Optional(Type.Integer()), total_count: Type.Integer(), current_page: Type.Optional(Type.Integer()) }),
+  );
+
+/** A record of any type in `included`; its type says which resource's schema it follows. */
+const includedResourceSchema = () =>
+  named('included_resource', Type.Object({ id: Type.String(), type: Type.String() }, { additionalProperties: true }));
 
 /** `data.meta` of an answer that carries something once (WriteDef.answerMeta). */
 function answerMetaSchema(members: Record<string, string> | undefined): Record<string, TSchema> {
@@ -65,49 +109,89 @@ function answerMetaSchema(members: Record<string, string> | undefined): Record<s
   return { meta: Type.Object(properties) };
 }
 
-export function resourceObjectSchema(resource: ResourceDefinition, meta?: Record<string, string>): TObject {
+/** `<type>_attributes`: every attribute of a record, as the upstream names the object. */
+export function attributesSchema(resource: ResourceDefinition): TSchema {
   const attributes: Record<string, TSchema> = {};
   for (const [name, a] of Object.entries(resource.attributes)) attributes[name] = Type.Optional(attributeSchema(a));
+  return named(`${resource.type}_attributes`, Type.Object(attributes));
+}
+
+/** `<type>_relationships`, or undefined for a resource without relationships. */
+function relationshipsSchema(resource: ResourceDefinition): TSchema | undefined {
   const relationships: Record<string, TSchema> = {};
   for (const [name, r] of Object.entries(resource.relationships)) {
-    const links = Type.Optional(Type.Object({ self: Type.String(), related: Type.Optional(Type.String()) }));
+    const links = Type.Optional(relationshipLinksSchema());
     relationships[name] = Type.Optional(
       r.kind === 'to-one' || r.kind === 'has-one'
-        ? Type.Object(
-            { data: Type.Union([identifier(r.type), Type.Null()]), links },
-            { description: TO_ONE_DESCRIPTION },
-          )
-        : Type.Object({ data: Type.Optional(Type.Array(identifier(r.type))), links }),
+        ? Type.Object({ data: Type.Union([identifierOf(r.type), Type.Null()]), links }, { description: TO_ONE_DESCRIPTION })
+        : Type.Object({ data: Type.Optional(identifiersOf(r.type)), links }),
     );
   }
-  return Type.Object(
-    {
-      id: Type.String(),
-      type: Type.Literal(resource.type),
-      attributes: Type.Object(attributes),
-      ...(Object.keys(relationships).length > 0 ? { relationships: Type.Optional(Type.Object(relationships)) } : {}),
-      links: Type.Optional(Type.Record(Type.String(), Type.String())),
-      ...answerMetaSchema(meta),
-    },
-    { title: meta ? `${resource.type} (with meta)` : resource.type },
+  if (Object.keys(relationships).length === 0) return undefined;
+  return named(`${resource.type}_relationships`, Type.Object(relationships));
+}
+
+/**
+ * `<type>_resource`: one record as a resource object. An answer that also carries `data.meta`
+ * (an action's or a create's answerMeta) is described inline around the same named parts.
+ */
+export function resourceObjectSchema(resource: ResourceDefinition, meta?: Record<string, string>): TSchema {
+  const relationships = relationshipsSchema(resource);
+  const object = Type.Object({
+    id: Type.String(),
+    type: Type.Literal(resource.type),
+    attributes: attributesSchema(resource),
+    ...(relationships ? { relationships: Type.Optional(relationships) } : {}),
+    links: Type.Optional(Type.Record(Type.String(), Type.String())),
+    ...answerMetaSchema(meta),
+  });
+  return meta ? object : named(`${resource.type}_resource`, object);
+}
+
+/** `<type>_show_response`: the document of one record. */
+export function showDocumentSchema(resource: ResourceDefinition): TSchema {
+  return named(
+    `${resource.type}_show_response`,
+    Type.Object({ data: resourceObjectSchema(resource), included: Type.Optional(Type.Array(includedResourceSchema())), links: recordLinksSchema() }),
   );
 }
 
-export const errorDocumentSchema = Type.Object(
-  {
+/** `<type>_index_response`: a page of records. */
+export function listDocumentSchema(resource: ResourceDefinition): TSchema {
+  return named(
+    `${resource.type}_index_response`,
+    Type.Object({
+      data: Type.Array(resourceObjectSchema(resource)),
+      included: Type.Optional(Type.Array(includedResourceSchema())),
+      links: listLinksSchema(),
+      meta: listMetaSchema(),
+    }),
+  );
+}
+
+/**
+ * The error document every refusal answers with: `errors`, each item an `errors_attributes` (the
+ * upstream's name for one error object). Routes spread it with their own `description`, which
+ * becomes the response's description (see schema-names.ts).
+ */
+export const errorDocumentSchema = named(
+  'errors',
+  Type.Object({
     errors: Type.Array(
-      Type.Object({
-        status: Type.String(),
-        code: Type.String(),
-        title: Type.String(),
-        detail: Type.String(),
-        source: Type.Optional(
-          Type.Object({ pointer: Type.Optional(Type.String()), parameter: Type.Optional(Type.String()), header: Type.Optional(Type.String()) }),
-        ),
-      }),
+      named(
+        'errors_attributes',
+        Type.Object({
+          status: Type.String(),
+          code: Type.String(),
+          title: Type.String(),
+          detail: Type.String(),
+          source: Type.Optional(
+            Type.Object({ pointer: Type.Optional(Type.String()), parameter: Type.Optional(Type.String()), header: Type.Optional(Type.String()) }),
+          ),
+        }),
+      ),
     ),
-  },
-  { title: 'JSON:API errors' },
+  }),
 );
 
 /** Reads answer conditional requests (src/jsonapi/entity-tags.ts). */
@@ -199,23 +283,7 @@ export function listRouteSchema(registry: Registry, resource: ResourceDefinition
       ...filters,
     }),
     response: {
-      200: Type.Object({
-        data: Type.Array(resourceObjectSchema(resource)),
-        included: Type.Optional(Type.Array(Type.Object({ id: Type.String(), type: Type.String() }, { additionalProperties: true }))),
-        links: Type.Object({
-          self: Type.String(),
-          first: Type.String(),
-          prev: Type.Union([Type.String(), Type.Null()]),
-          next: Type.Union([Type.String(), Type.Null()]),
-          last: Type.String(),
-        }),
-        // Cursor pages (page[after] / page[before]) have no page numbers: only total_count.
-        meta: Type.Object({
-          total_pages: Type.Optional(Type.Integer()),
-          total_count: Type.Integer(),
-          current_page: Type.Optional(Type.Integer()),
-        }),
-      }),
+      200: { ...listDocumentSchema(resource), description: `A page of ${nounsOf(resource).plural}` },
       ...notModifiedResponse,
       ...errorResponses,
       ...listNotFoundResponse(resource),
@@ -235,11 +303,7 @@ export function showRouteSchema(registry: Registry, resource: ResourceDefinition
     ...(withIdParam ? { params: Type.Object({ id: Type.String({ description: 'Record id' }) }) } : {}),
     querystring: Type.Object(readParameters(registry, resource)),
     response: {
-      200: Type.Object({
-        data: resourceObjectSchema(resource),
-        included: Type.Optional(Type.Array(Type.Object({ id: Type.String(), type: Type.String() }, { additionalProperties: true }))),
-        links: Type.Object({ self: Type.String(), current: Type.String() }),
-      }),
+      200: { ...showDocumentSchema(resource), description: `The ${nounsOf(resource).singular}` },
       ...notModifiedResponse,
       ...errorResponses,
       404: { ...errorDocumentSchema, description: 'No such record, or one this token may not see' },
@@ -269,10 +333,9 @@ export function relationshipRouteSchema(resource: ResourceDefinition, name: stri
     produces: [JSONAPI_MEDIA_TYPE],
     params: Type.Object({ id: Type.String({ description: 'Record id' }) }),
     response: {
-      200: Type.Object({
-        data: toOne ? Type.Union([identifier(relationship.type), Type.Null()]) : Type.Array(identifier(relationship.type)),
-        links: Type.Object({ self: Type.String(), related: Type.Optional(Type.String()) }),
-      }),
+      200: toOne
+        ? named('to_one_relationship_response', Type.Object({ data: Type.Union([resourceIdentifierSchema(), Type.Null()]), links: relationshipLinksSchema() }))
+        : named('to_many_relationship_response', Type.Object({ data: Type.Array(resourceIdentifierSchema()), links: relationshipLinksSchema() })),
       ...errorResponses,
       404: { ...errorDocumentSchema, description: 'No such record, or one this token may not see' },
     },
@@ -304,7 +367,11 @@ const writeErrors = {
   422: { ...errorDocumentSchema, description: 'An attribute or relationship breaks a rule (source.pointer names it)' },
 };
 
-function writeBodySchema(resource: ResourceDefinition, rules: WriteRules, create: boolean): TObject {
+/**
+ * A write document, named `name` (`<type>_create_request`, `<type>_update_request`, or an
+ * action's `<type>_<action>_request`): the attributes and relationships `rules` allow.
+ */
+function writeBodySchema(name: string, resource: ResourceDefinition, rules: WriteRules, create: boolean): TSchema {
   const attributes: Record<string, TSchema> = {};
   for (const name of rules.writable) {
     const a = resource.attributes[name];
@@ -315,17 +382,25 @@ function writeBodySchema(resource: ResourceDefinition, rules: WriteRules, create
   const relationships: Record<string, TSchema> = {};
   for (const [name, rule] of Object.entries(rules.relationships ?? {})) {
     const r = resource.relationships[name]!;
-    const member = Type.Object({ data: identifier(r.type) });
+    const member = Type.Object({ data: identifierOf(r.type) });
     relationships[name] = create && rule.required ? member : Type.Optional(member);
   }
-  return Type.Object({
-    data: Type.Object({
-      type: Type.Literal(resource.type),
-      ...(create ? {} : { id: Type.String({ description: 'The id in the path' }) }),
-      attributes: Type.Optional(Type.Object(attributes)),
-      ...(Object.keys(relationships).length > 0 ? { relationships: Type.Optional(Type.Object(relationships)) } : {}),
+  return named(
+    name,
+    Type.Object({
+      data: Type.Object({
+        type: Type.Literal(resource.type),
+        ...(create ? {} : { id: Type.String({ description: 'The id in the path' }) }),
+        attributes: Type.Optional(Type.Object(attributes)),
+        ...(Object.keys(relationships).length > 0 ? { relationships: Type.Optional(Type.Object(relationships)) } : {}),
+      }),
     }),
-  });
+  );
+}
+
+/** The answer of a write: the record, with `data.meta` when the write declares some. */
+function writeAnswerSchema(resource: ResourceDefinition, meta?: Record<string, string>): TSchema {
+  return meta ? Type.Object({ data: resourceObjectSchema(resource, meta), links: recordLinksSchema() }) : showDocumentSchema(resource);
 }
 
 function writeRouteSchema(registry: Registry, resource: ResourceDefinition, summary: string, withId: boolean, meta?: Record<string, string>) {
@@ -337,10 +412,7 @@ function writeRouteSchema(registry: Registry, resource: ResourceDefinition, summ
     produces: [JSONAPI_MEDIA_TYPE],
     consumes: [JSONAPI_MEDIA_TYPE, 'application/json'],
     ...(withId ? { params: Type.Object({ id: Type.String({ description: 'Record id' }) }) } : {}),
-    showResponse: Type.Object({
-      data: resourceObjectSchema(resource, meta),
-      links: Type.Object({ self: Type.String(), current: Type.String() }),
-    }),
+    showResponse: writeAnswerSchema(resource, meta),
   };
 }
 
@@ -348,14 +420,14 @@ export function createRouteSchema(registry: Registry, resource: ResourceDefiniti
   const { showResponse, ...schema } = writeRouteSchema(registry, resource, createSummary(resource), false, resource.write?.answerMeta);
   return {
     ...schema,
-    body: writeBodySchema(resource, rules, true),
+    body: writeBodySchema(`${resource.type}_create_request`, resource, rules, true),
     response: { 201: { ...showResponse, description: 'Created; the Location header is links.self' }, ...writeErrors },
   };
 }
 
 export function updateRouteSchema(registry: Registry, resource: ResourceDefinition, rules: WriteRules) {
   const { showResponse, ...schema } = writeRouteSchema(registry, resource, updateSummary(resource), true);
-  return { ...schema, body: writeBodySchema(resource, rules, false), response: { 200: showResponse, ...writeErrors } };
+  return { ...schema, body: writeBodySchema(`${resource.type}_update_request`, resource, rules, false), response: { 200: showResponse, ...writeErrors } };
 }
 
 export function deleteRouteSchema(registry: Registry, resource: ResourceDefinition) {
@@ -366,7 +438,7 @@ export function deleteRouteSchema(registry: Registry, resource: ResourceDefiniti
     response:
       resource.write?.deleteAnswer === 'no-content'
         ? { 204: Type.Null({ description: 'Deleted' }), ...errors }
-        : { 200: Type.Object({ data: Type.Object({}) }, { description: 'Deleted' }), ...errors },
+        : { 200: { ...named('empty_response', Type.Object({ data: Type.Object({}) })), description: 'Deleted' }, ...errors },
   };
 }
 
@@ -390,9 +462,12 @@ export function relationshipWriteRouteSchema(
     produces: [JSONAPI_MEDIA_TYPE],
     consumes: [JSONAPI_MEDIA_TYPE, 'application/json'],
     params: Type.Object({ id: Type.String({ description: 'Record id' }) }),
-    body: Type.Object({ data: Type.Array(identifier(relationship.type)), meta: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }),
+    body: named(
+      'to_many_relationship_request',
+      Type.Object({ data: Type.Array(resourceIdentifierSchema()), meta: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }),
+    ),
     response: {
-      200: Type.Object({ data: Type.Array(identifier(relationship.type)), links: Type.Object({ self: Type.String(), related: Type.Optional(Type.String()) }) }),
+      200: named('to_many_relationship_response', Type.Object({ data: Type.Array(resourceIdentifierSchema()), links: relationshipLinksSchema() })),
       ...writeErrors,
     },
   };
@@ -402,14 +477,14 @@ export function relationshipWriteRouteSchema(
 export function actionRouteSchema(registry: Registry, resource: ResourceDefinition, name: string, action: ActionDef) {
   const bodyResource = action.body ? registry.get(action.body.type) : undefined;
   const answer = bodyResource ?? resource;
-  const showResponse = Type.Object({ data: resourceObjectSchema(answer, action.answerMeta), links: Type.Object({ self: Type.String(), current: Type.String() }) });
+  const showResponse = writeAnswerSchema(answer, action.answerMeta);
   return {
     tags: [tagOf(resource)],
     summary: actionSummary(resource, name),
     description: action.description,
     security: [{ Bearer: [] }],
     produces: [JSONAPI_MEDIA_TYPE],
-    ...(action.body && bodyResource ? { consumes: [JSONAPI_MEDIA_TYPE, 'application/json'], body: writeBodySchema(bodyResource, action.body.rules, true) } : {}),
+    ...(action.body && bodyResource ? { consumes: [JSONAPI_MEDIA_TYPE, 'application/json'], body: writeBodySchema(`${resource.type}_${name}_request`, bodyResource, action.body.rules, true) } : {}),
     params: Type.Object({ id: Type.String({ description: 'Record id' }) }),
     response: {
       [bodyResource ? 201 : action.accepted ? 202 : 200]: action.accepted

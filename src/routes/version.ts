@@ -1,6 +1,7 @@
 // GET /v1/version: no authentication; doubles as a health check.
 import type { FastifyInstance } from 'fastify';
 import { JSONAPI_MEDIA_TYPE } from '../jsonapi/http.js';
+import { named } from '../jsonapi/schema-names.js';
 
 export const API_TITLE = 'Site Business Service API';
 export const API_VERSION = '1.1.0';
@@ -22,14 +23,14 @@ export function versionRoute(publicUrl: string) {
           summary: 'API version',
           description: 'The API title and version, a link to the documentation and the JSON:API version. No authentication.',
           response: {
-            200: {
+            200: named('version_response', {
               type: 'object',
               properties: {
                 meta: { type: 'object', properties: { title: { type: 'string' }, version: { type: 'string' } } },
                 links: { type: 'object', properties: { documentation: { type: 'string' } } },
                 jsonapi: { type: 'object', properties: { version: { type: 'string' }, specification: { type: 'string' } } },
               },
-            },
+            }),
           },
         },
       },

@@ -8,6 +8,7 @@ import { PERMISSION_NAMES } from '../../src/auth/permissions.js';
 import { builders, type Builders } from '../support/builders.js';
 import { createTestApp, DIALECTS, PUBLIC_URL, type TestApp } from '../support/harness.js';
 import { assertError, otherAccount, send } from '../support/writes.js';
+import { withSharedPartsInline } from '../support/openapi-document.js';
 
 type Doc = { data: Array<{ id: string; attributes: Record<string, unknown> }>; links: Record<string, string | null>; meta: Record<string, number> };
 
@@ -207,7 +208,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('is documented in the served OpenAPI document with its filters and cursor parameters', async () => {
-      const doc = await get('/v1/openapi.json', undefined);
+      const doc = withSharedPartsInline(await get('/v1/openapi.json', undefined));
       const names = doc.paths['/v1/events'].get.parameters.map((p: { name: string }) => p.name);
       for (const name of ['filter[event_eq]', 'filter[event_in]', 'filter[created_at_gt]', 'filter[created_at_gte]', 'filter[created_at_lt]', 'filter[created_at_lte]', 'page[after]', 'page[before]', 'sort']) {
         assert.ok(names.includes(name), name);
