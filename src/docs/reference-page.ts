@@ -20,8 +20,10 @@ import { REFERENCE_TITLE } from './api-reference.js';
 interface OpenApiDocument {
   info: { title: string; version: string; description?: string };
   tags?: Array<{ name: string; description?: string }>;
-  paths: Record<string, Record<string, OperationObject | unknown>>;
+  paths: Record<string, Record<string, unknown>>;
 }
+/** Parameters, request bodies and responses may be references to components. */
+type MaybeRef<T> = T | { $ref: string };
 interface OperationObject {
   summary?: string;
   description?: string;
@@ -121,12 +123,38 @@ interface Operation {
   anchor: string;
 }
 
+/** The object a local reference (`#/components/...`) points to; anything else as it is. */
+function resolve<T>(doc: unknown, value: MaybeRef<T>): T {
+  let current: unknown = value;
+  // A reference to a reference is followed too; a loop of them ends after a few steps.
+  for (let hops = 0; hops < 8 && current && typeof current === 'object' && '$ref' in current; hops++) {
+    const ref = (current as { $ref: string }).$ref;
+    if (!ref.startsWith('#/')) break;
+    current = ref
+      .slice(2)
+      .split('/')
+      .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce<unknown>((at, token) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[token] : undefined), doc);
+  }
+  return current as T;
+}
+
+/** An operation with its path's parameters and every reference resolved, as the page shows it. */
+function resolvedOperation(doc: OpenApiDocument, item: Record<string, unknown>, raw: OperationObject): OperationObject {
+  const parameters = [...((item.parameters as Array<MaybeRef<ParameterObject>>) ?? []), ...((raw.parameters as Array<MaybeRef<ParameterObject>>) ?? [])].map((p) =>
+    resolve<ParameterObject>(doc, p),
+  );
+  const responses = Object.fromEntries(Object.entries(raw.responses ?? {}).map(([status, response]) => [status, resolve(doc, response)]));
+  return { ...raw, parameters, responses, ...(raw.requestBody ? { requestBody: resolve(doc, raw.requestBody) } : {}) };
+}
+
 function operationsByTag(doc: OpenApiDocument): Map<string, Operation[]> {
   const byTag = new Map<string, Operation[]>((doc.tags ?? []).map((tag) => [tag.name, []]));
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const method of METHODS) {
-      const op = item[method] as OperationObject | undefined;
-      if (!op) continue;
+      const raw = item[method] as OperationObject | undefined;
+      if (!raw) continue;
+      const op = resolvedOperation(doc, item, raw);
       const tag = op.tags?.[0] ?? 'Other';
       if (!byTag.has(tag)) byTag.set(tag, []);
       byTag.get(tag)!.push({ method, path, op, anchor: anchorOf('op', method, path) });

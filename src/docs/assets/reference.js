@@ -33,13 +33,25 @@ function openApiDocument() {
   return loading;
 }
 
-/** The value at a JSON Pointer ("#/paths/~1v1~1contacts/get"). */
+/** A local reference's target ({"$ref": "#/components/..."}), followed until it is none. */
+function resolved(doc, value) {
+  for (let hops = 0; hops < 8 && value && typeof value.$ref === 'string' && value.$ref.startsWith('#/'); hops++) value = at(doc, value.$ref);
+  return value;
+}
+
+/**
+ * The value at a JSON Pointer ("#/paths/~1v1~1contacts/get"). References met on the way are
+ * followed: "responses/400/content/..." reads through a response declared in components.
+ */
 function at(doc, pointer) {
   return pointer
     .replace(/^#\//, '')
     .split('/')
     .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((value, token) => (value == null ? undefined : value[token]), doc);
+    .reduce((value, token) => {
+      const object = resolved(doc, value);
+      return object == null ? undefined : object[token];
+    }, doc);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -225,9 +237,12 @@ function skeleton(doc, schema, depth = 0) {
 let formCount = 0;
 function tryItForm(doc, article) {
   const op = at(doc, article.dataset.pointer);
+  const pathItem = at(doc, article.dataset.pointer.replace(/\/[a-z]+$/, ''));
+  const parameters = [...(pathItem.parameters ?? []), ...(op.parameters ?? [])].map((p) => resolved(doc, p));
+  const requestBody = resolved(doc, op.requestBody);
   const id = `try-${++formCount}`;
   const form = el('form', { class: 'try-form', 'aria-label': `Try ${article.dataset.method} ${article.dataset.path}` });
-  for (const [index, parameter] of (op.parameters ?? []).entries()) {
+  for (const [index, parameter] of parameters.entries()) {
     if (parameter.in !== 'path' && parameter.in !== 'query') continue;
     const inputId = `${id}-p${index}`;
     form.append(
@@ -235,9 +250,9 @@ function tryItForm(doc, article) {
       el('input', { id: inputId, 'data-in': parameter.in, 'data-name': parameter.name, required: parameter.in === 'path' || parameter.required === true, autocomplete: 'off', spellcheck: 'false' }),
     );
   }
-  const bodyType = Object.keys(op.requestBody?.content ?? {})[0];
+  const bodyType = Object.keys(requestBody?.content ?? {})[0];
   if (bodyType) {
-    const schema = op.requestBody.content[bodyType].schema;
+    const schema = requestBody.content[bodyType].schema;
     const start = bodyType === 'application/x-www-form-urlencoded'
       ? new URLSearchParams(Object.fromEntries(Object.keys(skeleton(doc, schema) ?? {}).map((k) => [k, '']))).toString()
       : JSON.stringify(skeleton(doc, schema), null, 2);
