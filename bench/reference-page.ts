@@ -287,7 +287,8 @@ export async function measureReferencePages(runs: number, options: { timeoutMs?:
           row.firstOperationMs.push(result.firstOperationMs);
           row.settledMs.push(result.settledMs);
           row.bytes.push(result.bytes);
-          for (const problem of result.problems) if (!row.problems.includes(problem)) row.problems.push(problem);
+          // The same message with another nonce is the same problem.
+          for (const problem of result.problems.map((p) => p.replace(/'nonce-[^']*'/g, "'nonce-…'"))) if (!row.problems.includes(problem)) row.problems.push(problem);
         } catch (error) {
           row.firstOperationMs.push(Number.POSITIVE_INFINITY);
           row.problems.push(`no first operation within ${timeoutMs / 1000} s: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
