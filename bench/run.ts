@@ -14,9 +14,10 @@
 // demo account's reset (target under 1 s) and an account of --sandbox-contacts contacts seeded,
 // reset, saved, restored (bench/snapshots.ts); and the start-up suite, only when asked for: how
 // long commands take from launch (bench/startup.ts); and the balancer suite, only when asked for:
-// 1, 2 and 3 processes behind HAProxy on PostgreSQL (bench/balancer.ts); and the compression
-// suite, only when asked for: a page of contacts identity, gzip and br (bench/compression.ts).
-// `--suites` picks any.
+// 1, 2 and 3 processes behind HAProxy on PostgreSQL (bench/balancer.ts); and, only when asked
+// for, the compression suite: a page of contacts identity, gzip and br (bench/compression.ts), and
+// the reference-page suite: /docs against the other reference pages in Chromium, printed only
+// (bench/reference-page.ts). `--suites` picks any.
 // Then the report (bench/report.ts) on stdout, and with --write in bench/RESULTS.md.
 // Everything is on 127.0.0.1. Any non-2xx answer fails the run with the request and the answer.
 // Children, temp files and the run's PostgreSQL databases are removed on success, error, the
@@ -38,6 +39,7 @@ import { renderReport, type DatasetResult, type SandboxResult, type WebhookResul
 import { learnSiteFacts } from './site-facts.js';
 import { createWriteSite, startServer } from './sitebiz-server.js';
 import { measureSandbox } from './snapshots.js';
+import { measureReferencePages, referencePageSection, type ReferencePageResult } from './reference-page.js';
 import { measureStartup, startupSection, type StartupResult } from './startup.js';
 import { measureTenantFairness, measureWebhookDelivery } from './webhook-delivery.js';
 import { measureWrites } from './writes.js';
@@ -103,6 +105,7 @@ async function measureDataset(dataset: Dataset, options: Options, workDir: strin
 const START_UP = '## Start-up';
 const COMPRESSION = '## Compression: a page of 100 contacts and the OpenAPI document';
 const BALANCER = '## Several processes behind HAProxy';
+const REFERENCE_PAGE = '## The reference page: time to the first operation';
 
 /**
  * `text` with the section under `heading` (up to the next `## `) replaced by `lines`; a new
@@ -217,18 +220,26 @@ async function main(options: Options, command: string): Promise<number> {
   }
   // Printed only: bench/RESULTS.md keeps its compression figures in a section written by hand.
   const compressionLines = compression.length > 0 ? compressionSection(compression, COMPRESSION, command) : [];
-  if (compression.length > 0 && options.suites.every((suite) => suite === 'compression')) {
-    console.log(`\n${compressionLines.join('\n')}`);
+  let referencePages: ReferencePageResult | undefined;
+  if (options.suites.includes('reference-page')) {
+    console.log('reference page');
+    referencePages = await measureReferencePages(options.referenceRuns);
+  }
+  // Printed, never written: bench/RESULTS.md's section on it is written by hand (issue 22).
+  const referenceLines = referencePages ? [REFERENCE_PAGE, '', `\`${command}\`, ${new Date().toISOString()}.`, ...referencePageSection(referencePages), ''] : [];
+  const printedOnly: readonly string[] = ['compression', 'reference-page'];
+  if ((compression.length > 0 || referencePages) && options.suites.every((suite) => printedOnly.includes(suite))) {
+    console.log(`\n${[...compressionLines, ...referenceLines].join('\n')}`);
     return 0;
   }
   const startupLines = startup
     ? [START_UP, '', `\`${command}\`, ${new Date().toISOString()}, Node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' / ')} at the end.`, '', ...startupSection(startup), '']
     : [];
   const balancerLines = balancer ? balancerSection(balancer, BALANCER, command) : [];
-  if ((startup || balancer) && options.suites.every((suite) => suite === 'startup' || suite === 'balancer')) {
+  if ((startup || balancer) && options.suites.every((suite) => suite === 'startup' || suite === 'balancer' || suite === 'reference-page')) {
     // These figures alone: printed, and with --write put in their own sections of the results
     // file, leaving the other sections as they are.
-    console.log(`\n${[...balancerLines, ...startupLines].join('\n')}`);
+    console.log(`\n${[...balancerLines, ...startupLines, ...referenceLines].join('\n')}`);
     if (options.write) {
       let current = readFileSync(options.resultsFile, 'utf8');
       if (balancer) current = spliceSection(current, BALANCER, balancerLines, START_UP);
@@ -252,6 +263,7 @@ async function main(options: Options, command: string): Promise<number> {
     ...(compression.length > 0 ? ['', ...compressionLines] : []),
     ...(startup ? ['', START_UP, '', ...startupSection(startup), ''] : []),
   ].join('\n');
+  if (referencePages) console.log(`\n${referenceLines.join('\n')}`);
   console.log(`\n${report}`);
   const problems = results.flatMap((r) => r.bulk.problems.map((p) => `${r.dataset.kind}, ${r.dataset.contacts} contacts: ${p}`));
   if (problems.length > 0) {

@@ -1,7 +1,6 @@
 // buildApp(config) assembles the server without listening; tests drive it with app.inject().
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { bearerAuthentication } from './auth/authenticate.js';
 import { oauthRoutes } from './auth/oauth-routes.js';
@@ -9,7 +8,8 @@ import { installRateLimits } from './auth/rate-limits.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config, Mode } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
-import { REFERENCE_INTRODUCTION, referencePageOptions, referenceTags } from './docs/api-reference.js';
+import { REFERENCE_INTRODUCTION, referenceTags } from './docs/api-reference.js';
+import { referencePageRoutes } from './docs/reference-page.js';
 import { compressAnswers, COMPRESSION_THRESHOLD_BYTES } from './compression.js';
 import { refuseControlCharacters } from './jsonapi/control-characters.js';
 import { documentEdgeResponses } from './jsonapi/edge-responses.js';
@@ -241,7 +241,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
     },
   });
-  await app.register(swaggerUi, referencePageOptions('/docs'));
+  // The reference page (docs/architecture.md): sitebiz's own HTML of the same document.
+  await app.register(referencePageRoutes('/docs', () => app.swagger()));
 
   await app.register(
     async (v1) => {

@@ -1,7 +1,7 @@
-// The reference at /docs as a newcomer meets it: sitebiz's name and logo rather than the
-// framework's, plain summaries ("List contacts", "Show a contact"), a tag per resource, and an
-// introduction to authentication, paging, filters and the extensions. The page is the same on
-// every database, so one is enough.
+// The reference at /docs as a newcomer meets it: sitebiz's name and logo, plain summaries
+// ("List contacts", "Show a contact"), a tag per resource, and an introduction to authentication,
+// paging, filters and the extensions. The page is the same on every database, so one is enough
+// (test/api-reference.browser.test.ts uses it in Chromium on each).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -80,19 +80,27 @@ describe('the API reference at /docs', () => {
     for (const file of intro.match(/docs\/[a-z-]+\.md/g) ?? []) assert.ok(readFileSync(new URL(`../${file}`, import.meta.url)), `${file} exists`);
   });
 
-  it("serves a page with sitebiz's title and logo, and nothing from elsewhere", async () => {
+  it("serves a page of every operation with sitebiz's title and logo, nothing from elsewhere and nothing inline", async () => {
     const page = await t.get('/docs/');
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /<title>sitebiz: Site Business Service API reference<\/title>/);
     assert.doesNotMatch(page.body, /(src|href)="https?:/, 'every script, style and icon is served by sitebiz');
-    const icon = await t.get('/docs/static/theme/sitebiz.svg');
-    assert.equal(icon.statusCode, 200);
-    assert.match(icon.body, /aria-label="sitebiz"/);
-    const initializer = (await t.get('/docs/static/swagger-initializer.js')).body;
-    const logo = /img\.src = 'data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)'/.exec(initializer);
-    assert.ok(logo, 'the top bar shows our logo, inline');
-    assert.match(Buffer.from(logo[1]!, 'base64').toString('utf8'), /<text[^>]*>sitebiz<\/text>/);
-    assert.match(initializer, /validatorUrl: null/, 'no badge from validator.swagger.io');
+    assert.doesNotMatch(page.body, /<script>|<style|\sstyle=|\son[a-z]+=/, 'no inline script or style: the policy allows none');
+    const policy = String(page.headers['content-security-policy']);
+    assert.match(policy, /script-src 'self';/);
+    assert.match(policy, /style-src 'self';/);
+    // Every operation of the document, under its tag, once; the introduction above them.
+    const articles = page.body.match(/<article class="operation"/g) ?? [];
+    assert.equal(articles.length, operations().length);
+    assert.match(page.body, /<article class="operation" id="op-get-v1-contacts" data-method="GET" data-path="\/v1\/contacts"/);
+    assert.match(page.body, /<h2>Authentication<\/h2>/, 'the introduction, as HTML');
+    for (const asset of ['reference.js', 'reference.css', 'sitebiz.svg']) {
+      const answer = await t.get(`/docs/assets/${asset}`);
+      assert.equal(answer.statusCode, 200, asset);
+    }
+    assert.match((await t.get('/docs/assets/sitebiz.svg')).body, /aria-label="sitebiz"/);
+    assert.equal((await t.get('/docs/assets/..%2Fapi-reference.js')).statusCode, 404);
+    assert.equal((await t.get('/docs/assets/constructor')).statusCode, 404);
   });
 });
 

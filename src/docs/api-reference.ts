@@ -1,37 +1,12 @@
-// The API reference served at /docs: sitebiz's own name and logo on the Swagger UI page, and the
-// introduction at the top of the OpenAPI document (authentication, paging, filters, extensions).
-// Everything the page shows is served by sitebiz itself; nothing is fetched from elsewhere.
+// What the API reference says besides the operations: its title, the introduction at the top of the
+// OpenAPI document (authentication, paging, filters, extensions) and the tags' descriptions. The
+// page at /docs that shows them is src/docs/reference-page.ts.
 import type { Mode } from '../config.js';
 import { SANDBOX_TAG } from '../sandbox/part.js';
-import { readFileSync } from 'node:fs';
-import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { tagOf } from '../jsonapi/nouns.js';
 import type { ResourceDefinition } from '../jsonapi/resource.js';
 
 export const REFERENCE_TITLE = 'sitebiz: Site Business Service API reference';
-
-const LOGO_SVG = readFileSync(new URL('./sitebiz-logo.svg', import.meta.url));
-
-export function referencePageOptions(routePrefix: string): FastifySwaggerUiOptions {
-  return {
-    routePrefix,
-    staticCSP: true,
-    logo: { type: 'image/svg+xml', content: LOGO_SVG, href: routePrefix, target: '_self' },
-    theme: {
-      title: REFERENCE_TITLE,
-      favicon: [{ filename: 'sitebiz.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: LOGO_SVG }],
-    },
-    // No badge loaded from validator.swagger.io on every visit (the plugin's default too).
-    validatorUrl: false,
-    uiConfig: {
-      deepLinking: true,
-      docExpansion: 'list',
-      filter: true,
-      // "Authorize" once with an access token and keep it across reloads while trying requests.
-      persistAuthorization: true,
-    },
-  };
-}
 
 /** The introduction (Markdown) shown above the operations. */
 export const REFERENCE_INTRODUCTION = [
@@ -40,8 +15,9 @@ export const REFERENCE_INTRODUCTION = [
   '',
   '### Authentication',
   'Exchange an API key for tokens at `POST /v1/oauth/token` (form-encoded `grant_type=client_credentials`,',
-  '`client_id`, `client_secret`), then send `Authorization: Bearer <access_token>`; use **Authorize** above to',
-  'try requests here. Access tokens last 2 hours by default; `grant_type=refresh_token` gives a new pair, and',
+  '`client_id`, `client_secret`), then send `Authorization: Bearer <access_token>`; on this page, put it in',
+  '**Bearer token** at the top (or get one under *Get a token from an API key* below) to try requests.',
+  'Access tokens last 2 hours by default; `grant_type=refresh_token` gives a new pair, and',
   '`POST /v1/oauth/revoke` ends a grant. A key carries permissions (`view:contacts`, `manage:contacts`, ...): a',
   'request without the one it needs answers 403. A new key: `sitebiz keys create` (docs/authentication.md,',
   'docs/permissions.md).',
