@@ -89,6 +89,9 @@ for (const dialect of DIALECTS) {
         const clientId = /client_id:\s+(\S+)/.exec(server.stdout)![1]!;
         const clientSecret = /client_secret:\s+(\S+)/.exec(server.stdout)![1]!;
 
+        // Each worker's log line comes through its own pipe: the primary's "serving" line can
+        // come before a busy worker's "Server listening" has been read.
+        await server.waitFor(/Server listening at[\s\S]*Server listening at/);
         const listening = server.logs().filter((line) => line.msg.startsWith('Server listening at'));
         const workerPids = new Set(listening.map((line) => line.pid));
         assert.equal(workerPids.size, 2, 'two workers listen');
