@@ -26,11 +26,15 @@ export const USAGE = `Usage: npm run bench -- [options]
   --workers <n|auto>        sitebiz serve --workers (default: serve's own)
   --load-generator <name>   wrk or autocannon (default wrk when installed)
   --suites <list>           any of scale, webhooks, webhook-fairness, sandbox, startup, balancer and
-                            reference-page (default scale,webhooks,sandbox); balancer: 1, 2 and 3
-                            processes behind HAProxy on PostgreSQL through PgBouncer, at the smallest
-                            of --sizes; webhooks includes webhook-fairness, which alone runs only that
-                            measure; reference-page: /docs against Swagger UI, Scalar and Redoc in
-                            Chromium (bench/reference-page.ts), printed only
+                            compression, reference-page (default scale,webhooks,sandbox); balancer: 1,
+                            2 and 3 processes behind HAProxy on PostgreSQL through PgBouncer, at the
+                            smallest of --sizes; compression: a page of 100 contacts identity, gzip
+                            and br (--rounds 6 takes each order once) and the OpenAPI document's
+                            bytes, per database at the smallest of --sizes, printed (never written:
+                            its section of the results file is kept by hand); webhooks includes
+                            webhook-fairness, which alone runs only that measure; reference-page:
+                            /docs against Swagger UI, Scalar and Redoc in Chromium
+                            (bench/reference-page.ts), printed only
   --startup-runs <n>        launches per start-up figure; the median is reported (default 5)
   --reference-runs <n>      loads of each page and document in the reference-page suite (default 5)
   --startup-compare <dir>   also time another checkout (with its node_modules), e.g. the commit before
@@ -51,7 +55,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --results <file>          the results file --write rewrites (default bench/RESULTS.md)
   --help`;
 
-const SUITES = ['scale', 'webhooks', 'webhook-fairness', 'sandbox', 'startup', 'balancer', 'reference-page'] as const;
+const SUITES = ['scale', 'webhooks', 'webhook-fairness', 'sandbox', 'startup', 'balancer', 'compression', 'reference-page'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface Options {

@@ -14,8 +14,9 @@
 // demo account's reset (target under 1 s) and an account of --sandbox-contacts contacts seeded,
 // reset, saved, restored (bench/snapshots.ts); and the start-up suite, only when asked for: how
 // long commands take from launch (bench/startup.ts); and the balancer suite, only when asked for:
-// 1, 2 and 3 processes behind HAProxy on PostgreSQL (bench/balancer.ts); and the reference-page
-// suite, only when asked for: /docs against the other reference pages in Chromium, printed only
+// 1, 2 and 3 processes behind HAProxy on PostgreSQL (bench/balancer.ts); and, only when asked
+// for, the compression suite: a page of contacts identity, gzip and br (bench/compression.ts), and
+// the reference-page suite: /docs against the other reference pages in Chromium, printed only
 // (bench/reference-page.ts). `--suites` picks any.
 // Then the report (bench/report.ts) on stdout, and with --write in bench/RESULTS.md.
 // Everything is on 127.0.0.1. Any non-2xx answer fails the run with the request and the answer.
@@ -27,6 +28,7 @@ import { join } from 'node:path';
 import { balancerSection, DEFAULT_BALANCER_CONFIGURATIONS, measureBalancer, type BalancerResult } from './balancer.js';
 import { REPLICA_PROGRAMS, StreamingReplica } from '../test/support/replica.js';
 import { measureBulkSync } from './bulk-sync.js';
+import { compressionSection, measureCompression, type CompressionResult } from './compression.js';
 import { detectSeedTool, prepareDataset, type Dataset, type DatasetOptions } from './datasets.js';
 import { measureFlatCost, shapesFor } from './flat-cost.js';
 import { measureFloor } from './floor.js';
@@ -101,6 +103,7 @@ async function measureDataset(dataset: Dataset, options: Options, workDir: strin
 }
 
 const START_UP = '## Start-up';
+const COMPRESSION = '## Compression: a page of 100 contacts and the OpenAPI document';
 const BALANCER = '## Several processes behind HAProxy';
 const REFERENCE_PAGE = '## The reference page: time to the first operation';
 
@@ -205,6 +208,18 @@ async function main(options: Options, command: string): Promise<number> {
       ],
     });
   }
+  const compression: CompressionResult[] = [];
+  if (options.suites.includes('compression')) {
+    for (const kind of options.databases) {
+      const dataset = await prepareDataset(datasetOptions, kind, options.sizes[0]!);
+      console.log(`${kind}, ${dataset.contacts.toLocaleString('en-US')} contacts: compression`);
+      compression.push(
+        await measureCompression(dataset, { generator: options.generator, connections: options.connections, seconds: options.duration, rounds: options.rounds, warmupSeconds: options.warmup }),
+      );
+    }
+  }
+  // Printed only: bench/RESULTS.md keeps its compression figures in a section written by hand.
+  const compressionLines = compression.length > 0 ? compressionSection(compression, COMPRESSION, command) : [];
   let referencePages: ReferencePageResult | undefined;
   if (options.suites.includes('reference-page')) {
     console.log('reference page');
@@ -212,8 +227,9 @@ async function main(options: Options, command: string): Promise<number> {
   }
   // Printed, never written: bench/RESULTS.md's section on it is written by hand (issue 22).
   const referenceLines = referencePages ? [REFERENCE_PAGE, '', `\`${command}\`, ${new Date().toISOString()}.`, ...referencePageSection(referencePages), ''] : [];
-  if (referencePages && options.suites.every((suite) => suite === 'reference-page')) {
-    console.log(`\n${referenceLines.join('\n')}`);
+  const printedOnly: readonly string[] = ['compression', 'reference-page'];
+  if ((compression.length > 0 || referencePages) && options.suites.every((suite) => printedOnly.includes(suite))) {
+    console.log(`\n${[...compressionLines, ...referenceLines].join('\n')}`);
     return 0;
   }
   const startupLines = startup
@@ -244,6 +260,7 @@ async function main(options: Options, command: string): Promise<number> {
       loadAtEnd: os.loadavg(),
     }),
     ...(balancer ? ['', ...balancerLines] : []),
+    ...(compression.length > 0 ? ['', ...compressionLines] : []),
     ...(startup ? ['', START_UP, '', ...startupSection(startup), ''] : []),
   ].join('\n');
   if (referencePages) console.log(`\n${referenceLines.join('\n')}`);

@@ -10,6 +10,7 @@ import type { Config, Mode } from './config.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { REFERENCE_INTRODUCTION, referenceTags } from './docs/api-reference.js';
 import { referencePageRoutes } from './docs/reference-page.js';
+import { compressAnswers, COMPRESSION_THRESHOLD_BYTES } from './compression.js';
 import { refuseControlCharacters } from './jsonapi/control-characters.js';
 import { documentEdgeResponses } from './jsonapi/edge-responses.js';
 import { answerParserError, answerUnmetExpectation } from './jsonapi/parser-errors.js';
@@ -127,6 +128,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // What Node answers before Fastify (parser errors above, an unmet Expect here) is a JSON:API error too.
   app.server.on('checkExpectation', answerUnmetExpectation);
+  // Before any route: the plugin hooks each route as it is added (src/compression.ts).
+  if (config.compression) await compressAnswers(app);
 
   // Schemas document the API; the planner and handlers check requests with better errors than
   // Ajv would, and Ajv's defaults would silently strip unknown members.
@@ -218,7 +221,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const addMethodNotAllowedRoutes = trackRoutesForMethodNotAllowed(app);
   acceptJsonBodies(app);
   negotiateJsonApiMediaType(app);
-  conditionalReads(app);
+  conditionalReads(app, config.compression ? { compressedFromBytes: COMPRESSION_THRESHOLD_BYTES } : {});
   documentEdgeResponses(app);
 
   await app.register(swagger, {

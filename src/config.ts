@@ -94,6 +94,11 @@ export interface Config {
   webhookWorker: boolean;
   /** Sandbox mode: requests kept in the request journal per account (the newest); 0 turns it off. */
   requestJournalSize: number;
+  /**
+   * Whether answers of 1 KB or more go gzip or brotli compressed to clients that ask
+   * (src/compression.ts). Off where a proxy in front compresses instead.
+   */
+  compression: boolean;
 }
 
 export const MODES = ['sandbox', 'production'] as const;
@@ -288,6 +293,12 @@ export const SETTINGS = {
     description: 'sandbox mode: requests kept per account in the request journal (GET /v1/test_helpers/requests), the newest; 0: off',
     default: '1000',
   },
+  compression: {
+    env: 'COMPRESSION',
+    flag: 'compression',
+    description: 'on: answers of 1 KB or more go gzip or brotli compressed to clients whose Accept-Encoding asks; off: never (a proxy in front compresses)',
+    default: 'on',
+  },
 } satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -297,6 +308,20 @@ export class ConfigError extends Error {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
   }
+}
+
+/** Where a setting's value came from; `default` also when its environment variable is set empty. */
+export type SettingSource = 'flag' | 'environment' | 'default';
+
+/** The rule of loadConfig: a flag wins over its environment variable, and an empty variable counts as unset. */
+export function settingSource(
+  name: SettingName,
+  env: Record<string, string | undefined> = process.env,
+  flags: Partial<Record<SettingName, string>> = {},
+): SettingSource {
+  if (flags[name] !== undefined) return 'flag';
+  const fromEnv = env[SETTINGS[name].env];
+  return fromEnv !== undefined && fromEnv !== '' ? 'environment' : 'default';
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -315,9 +340,9 @@ export function loadConfig(
   const problems: string[] = [];
   const raw = (name: SettingName): { value: string | undefined; origin: string } => {
     const spec: SettingSpec = SETTINGS[name];
-    if (flags[name] !== undefined) return { value: flags[name], origin: `--${spec.flag}` };
-    const fromEnv = env[spec.env];
-    if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, origin: spec.env };
+    const source = settingSource(name, env, flags);
+    if (source === 'flag') return { value: flags[name], origin: `--${spec.flag}` };
+    if (source === 'environment') return { value: env[spec.env], origin: spec.env };
     return { value: spec.default, origin: `${spec.env} (default)` };
   };
 
@@ -329,6 +354,14 @@ export function loadConfig(
       return min;
     }
     return n;
+  };
+
+  const onOff = (name: SettingName): boolean => {
+    const { value, origin } = raw(name);
+    const word = (value ?? '').trim().toLowerCase();
+    const on = ['on', 'true', '1', 'yes'].includes(word);
+    if (!on && !['off', 'false', '0', 'no'].includes(word)) problems.push(`${origin} must be on or off, got ${JSON.stringify(value)}`);
+    return on;
   };
 
   const parsedDatabase = parseDatabaseUrl(raw('databaseUrl').value ?? '', raw('databaseUrl').origin, problems);
@@ -407,13 +440,10 @@ export function loadConfig(
   const webhookTimeoutMs = integer('webhookTimeout', 50, 600_000);
   const webhookConcurrency = integer('webhookConcurrency', 1, 10_000);
   const webhookPollMs = integer('webhookPoll', 10, 3_600_000);
-  const workerRaw = (raw('webhookWorker').value ?? '').trim().toLowerCase();
-  const webhookWorker = ['on', 'true', '1', 'yes'].includes(workerRaw);
-  if (!webhookWorker && !['off', 'false', '0', 'no'].includes(workerRaw)) {
-    problems.push(`${raw('webhookWorker').origin} must be on or off, got ${JSON.stringify(raw('webhookWorker').value)}`);
-  }
+  const webhookWorker = onOff('webhookWorker');
 
   const requestJournalSize = integer('requestJournalSize', 0, 1_000_000);
+  const compression = onOff('compression');
   const answerCacheMb = integer('answerCacheMb', 0, 1024 * 1024);
 
   if (problems.length > 0 || database === undefined || mode === undefined) throw new ConfigError(problems);
@@ -443,6 +473,7 @@ export function loadConfig(
     webhookPollMs,
     webhookWorker,
     requestJournalSize,
+    compression,
   };
 }
 

@@ -8,10 +8,11 @@ import type { Server } from 'node:http';
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import type { Config } from './config.js';
+import type { Config, SettingSource } from './config.js';
 import { connectDatabase, migrateToLatest, type DatabaseHandle } from './db/connect.js';
 import type { InitResult } from './domain/initialize.js';
-import { credentialLines } from './cli/credentials.js';
+import { commandHint, credentialLines, type CommandHint } from './cli/credentials.js';
+import { saveServerPublicUrl } from './db/instance-settings.js';
 import { PortUnavailableError } from './cli/command.js';
 import { WorkerSupervisor } from './worker-supervisor.js';
 
@@ -21,6 +22,8 @@ const TAKE_IN_MAX_MS = 1_000;
 export interface ServeOptions {
   /** Announce with one JSON object instead of text (`sitebiz serve --json`). */
   json?: boolean;
+  /** Where DATABASE_URL came from, which decides how the hints name the database (commandHint). */
+  databaseSource?: SettingSource;
 }
 
 export async function serve(config: Config, options: ServeOptions = {}): Promise<void> {
@@ -29,6 +32,9 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
   return serveAsWorker(config);
 }
 
+/** The hints' way to run a command on this server's database (the default source: a test's serve()). */
+const hintFor = (config: Config, options: ServeOptions): CommandHint | undefined => commandHint(config.database, options.databaseSource ?? 'default');
+
 /** The port cannot be listened on: said plainly, before anything is created or printed. */
 
 /**
@@ -36,7 +42,7 @@ export async function serve(config: Config, options: ServeOptions = {}): Promise
  * credentials printed, so that a taken port leaves nothing behind and prints no secret that no
  * server will accept. (Another program can still take the port in between; then listen fails.)
  */
-export async function checkPortIsFree(config: Config): Promise<void> {
+export async function checkPortIsFree(config: Config, options: ServeOptions = {}): Promise<void> {
   if (config.port === 0) return;
   const probe = createServer();
   try {
@@ -45,15 +51,17 @@ export async function checkPortIsFree(config: Config): Promise<void> {
       probe.listen({ port: config.port, host: config.host, exclusive: true }, resolve);
     });
   } catch (error) {
-    throw new PortUnavailableError(portProblem(config, (error as NodeJS.ErrnoException).code));
+    throw new PortUnavailableError(portProblem(config, (error as NodeJS.ErrnoException).code, hintFor(config, options)));
   }
   await new Promise<void>((resolve) => probe.close(() => resolve()));
 }
 
-function portProblem(config: Config, code: string | undefined): string {
+function portProblem(config: Config, code: string | undefined, hint: CommandHint | undefined): string {
   const where = `port ${config.port} on ${config.host}`;
   const other = config.port < 65535 ? config.port + 1 : 3000;
-  const pick = `pick another port: PORT=${other} npm start, or sitebiz serve --port ${other}`;
+  // On the same database: a bare `PORT=3001 npm start` would serve the default one instead.
+  const prefix = hint?.prefix ?? '';
+  const pick = `pick another port${hint?.caveat ? ` (${hint.caveat.replace(/:$/, '')})` : ''}: ${prefix}PORT=${other} npm start, or ${prefix}sitebiz serve --port ${other}`;
   if (code === 'EADDRINUSE') {
     return `${where} is already in use (another sitebiz, or another program, is listening there). Stop it, or ${pick}. Nothing was created.`;
   }
@@ -64,7 +72,7 @@ function portProblem(config: Config, code: string | undefined): string {
 
 /** One process: today's behaviour, no cluster. */
 async function serveInThisProcess(config: Config, options: ServeOptions): Promise<void> {
-  await checkPortIsFree(config);
+  await checkPortIsFree(config, options);
   const [prepared, { buildApp }] = await Promise.all([prepareDatabase(config), import('./app.js')]);
   const app = await buildApp({ config, database: prepared.database });
   await app.listen({ port: config.port, host: config.host });
@@ -80,7 +88,7 @@ async function serveInThisProcess(config: Config, options: ServeOptions): Promis
  * SIGTERM/SIGINT.
  */
 async function superviseWorkers(config: Config, options: ServeOptions): Promise<void> {
-  await checkPortIsFree(config);
+  await checkPortIsFree(config, options);
   const prepared = await prepareDatabase(config);
   // The primary answers no request: it keeps no pool and no page cache of its own.
   await prepared.database.close();
@@ -124,6 +132,9 @@ interface PreparedDatabase {
 async function prepareDatabase(config: Config): Promise<PreparedDatabase> {
   const database = await connectDatabase(config.database);
   await migrateToLatest(database);
+  // For the commands run beside this server (init, users sign-in-link), which print links to it
+  // but are not given its PORT or PUBLIC_URL. Written once here, by the primary when there are workers.
+  await saveServerPublicUrl(database, config.publicUrl);
   const hasAccount = await database.db.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
   // The demo generator is loaded only for the start that needs it.
   const credentials =
@@ -135,6 +146,7 @@ async function prepareDatabase(config: Config): Promise<PreparedDatabase> {
 
 /** Says the server is up: the credentials once, on the first start, then where it serves. */
 function announce(config: Config, { database, credentials, empty }: PreparedDatabase, options: ServeOptions): void {
+  const hint = hintFor(config, options);
   const workers = config.workers > 1 ? ` with ${config.workers} workers` : '';
   if (options.json) {
     const { created: _created, ...printed } = credentials ?? { created: false };
@@ -152,15 +164,21 @@ function announce(config: Config, { database, credentials, empty }: PreparedData
       ...credentialLines(credentials),
       `Then: curl -s ${config.publicUrl}/v1/me -H "Authorization: Bearer <access_token>"`,
     );
+  } else if (!hint) {
+    lines.push(`Database: ${database.description}, which no other process can reach: commands such as init need a database file or PostgreSQL.`);
   } else if (empty) {
     lines.push(
       `Database: ${database.description}, with no account: production mode makes no demo account.`,
-      'Create one: npm run sitebiz -- init --empty (prints its API key).',
+      ...(hint.caveat ? [`Run the commands below ${hint.caveat}`] : []),
+      `Create one: ${hint.prefix}npm run sitebiz -- init --empty (prints its API key).`,
     );
   } else {
+    // Each command as it runs from the checkout, on this database (commandHint).
     lines.push(
-      `Database: ${database.description}. For credentials: npm run sitebiz -- init (prints a new API key);`,
-      `for the console: npm run sitebiz -- users sign-in-link (prints a one-time sign-in link).`,
+      `Database: ${database.description}.`,
+      ...(hint.caveat ? [`Run the commands below ${hint.caveat}`] : []),
+      `For credentials: ${hint.prefix}npm run sitebiz -- init (prints a new API key);`,
+      `for the console: ${hint.prefix}npm run sitebiz -- users sign-in-link (prints a one-time sign-in link).`,
     );
   }
   lines.push(

@@ -489,7 +489,9 @@ for (const dialect of DIALECTS) {
           assert.equal(result.code, 1, `${result.stdout}${result.stderr}`);
           const said = json ? (JSON.parse(result.stdout) as { error: { code: string; message: string } }).error.message : result.stderr;
           assert.match(said, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`));
-          assert.match(said, new RegExp(`PORT=${port + 1} npm start, or sitebiz serve --port ${port + 1}`));
+          // The hint keeps the database: a bare `PORT=... npm start` would serve the default one.
+          const onDb = `DATABASE_URL=${db.url}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+          assert.match(said, new RegExp(`${onDb} PORT=${port + 1} npm start, or ${onDb} sitebiz serve --port ${port + 1}`));
           assert.doesNotMatch(result.stdout + result.stderr, /EADDRINUSE|client_secret|sbzsec_|\n\s+at /);
         }
       } finally {
@@ -578,16 +580,35 @@ for (const dialect of DIALECTS) {
 
       // A second start on the same database prints no secret.
       let second: Awaited<ReturnType<typeof startServe>> | undefined;
+      let secondPort = 0;
       for (let attempt = 1; !second; attempt++) {
         try {
-          second = await startServe(['serve', '--port', String(await freePort()), '--database-url', db!.url]);
+          secondPort = await freePort();
+          second = await startServe(['serve', '--port', String(secondPort), '--database-url', db!.url]);
         } catch (error) {
           if (!(error instanceof AddressInUse) || attempt === 3) throw error;
         }
       }
       try {
         assert.doesNotMatch(second.banner, /client_secret|sbzsec_/);
-        assert.match(second.banner, /For credentials: npm run sitebiz -- init/);
+        // Its hint, run as printed from the checkout, makes a key on this server's database, and
+        // prints this server's address, which no flag of the hint gives (the server recorded it).
+        const hint = /For credentials: (.+) \(prints a new API key\);/.exec(second.banner)?.[1];
+        assert.ok(hint, second.banner);
+        // Checked before it runs: a hint without the database would make a key in the checkout's data/.
+        assert.equal(hint, `DATABASE_URL=${db!.url} npm run sitebiz -- init`);
+        const ran = await runShell(hint, ROOT);
+        assert.equal(ran.code, 0, ran.stderr);
+        const secondBase = `http://127.0.0.1:${secondPort}`;
+        assert.match(ran.stdout, new RegExp(`Base URL:\\s+${secondBase}\n`));
+        const id = /client_id:\s+(\S+)/.exec(ran.stdout)?.[1];
+        const secret = /client_secret:\s+(\S+)/.exec(ran.stdout)?.[1];
+        assert.ok(id && secret, ran.stdout);
+        const token = await fetch(`${secondBase}/v1/oauth/token`, {
+          method: 'POST',
+          body: new URLSearchParams({ grant_type: 'client_credentials', client_id: id, client_secret: secret }),
+        });
+        assert.equal(token.status, 200, 'the key works on the server that printed the hint');
       } finally {
         assert.deepEqual(await second.stop(), { code: 0, signal: null }, `stderr:\n${second.stderr()}`);
       }
@@ -610,6 +631,26 @@ for (const dialect of DIALECTS) {
       } finally {
         assert.deepEqual(await server.stop(), { code: 0, signal: null }, `stderr:\n${server.stderr()}`);
       }
+    });
+  });
+}
+
+/** A command line run by bash, as a person pastes it, in `cwd`, with the environment of the other children. */
+function runShell(line: string, cwd: string): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', line], { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${line} did not finish within ${SPAWN_TIMEOUT_MS} ms`));
+    }, SPAWN_TIMEOUT_MS);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
     });
   });
 }

@@ -40,8 +40,8 @@ for (const dialect of DIALECTS) {
         const first = await t.get(path, token);
         assert.equal(first.statusCode, 200, first.body);
         const etag = String(first.headers.etag);
-        assert.match(etag, /^"[A-Za-z0-9_-]{27}"$/, path);
-        for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+        assert.match(etag, /^W\/"[A-Za-z0-9_-]{27}"$/, path);
+        for (const ifNoneMatch of [etag, etag.slice(2), `"other", ${etag}`, '*']) {
           const again = await t.request({ method: 'GET', url: path, token, headers: { 'if-none-match': ifNoneMatch } });
           assert.equal(again.statusCode, 304, `${path} with ${ifNoneMatch}`);
           assert.equal(again.body, '');

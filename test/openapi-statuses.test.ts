@@ -10,7 +10,10 @@ import { resourcePath } from '../src/jsonapi/document.js';
 import { withSharedPartsInline } from './support/openapi-document.js';
 
 type Responses = Record<string, { content?: Record<string, { schema: unknown }> }>;
-type Doc = { paths: Record<string, Record<string, { responses: Responses; requestBody?: unknown; security?: unknown[] }>> };
+type Doc = {
+  paths: Record<string, Record<string, { responses: Responses; requestBody?: unknown; security?: unknown[] }>>;
+  components?: Record<string, unknown>;
+};
 
 for (const dialect of DIALECTS) {
   describe(`documented statuses [${dialect}]`, () => {

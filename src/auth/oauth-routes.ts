@@ -125,7 +125,11 @@ export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
           summary: 'Get access and refresh tokens',
           description:
             'grant_type=client_credentials with client_id and client_secret (in the body or HTTP Basic), or grant_type=refresh_token with refresh_token. Form-encoded or JSON. A refresh token works once: the refresh replaces its grant with a new one. A refresh token presented again answers 400 invalid_grant and revokes every grant refreshed from the same client_credentials grant (its family), access tokens included.',
-          response: { 200: tokenResponseSchema, 400: oauthErrorSchema, 401: oauthErrorSchema },
+          response: {
+            200: { ...tokenResponseSchema, description: 'The access token, its refresh token and its lifetime in seconds' },
+            400: { ...oauthErrorSchema, description: 'invalid_request, unsupported_grant_type or invalid_grant (RFC 6749 §5.2)' },
+            401: { ...oauthErrorSchema, description: 'invalid_client: an unknown client_id or a wrong client_secret' },
+          },
         },
       },
       async (request, reply) => {
@@ -180,8 +184,8 @@ export function oauthRoutes(tokens: TokenService, limits: RateLimits) {
           security: [{ Bearer: [] }, { ClientBasic: [] }],
           response: {
             200: { type: 'object', additionalProperties: false, description: 'Revoked: the body is an empty JSON object, which RFC 7009 clients ignore' },
-            400: oauthErrorSchema,
-            401: oauthErrorSchema,
+            400: { ...oauthErrorSchema, description: 'invalid_request: no token, or client credentials given two ways (RFC 6749 §5.2)' },
+            401: { ...oauthErrorSchema, description: 'invalid_client, or a missing or invalid Bearer token' },
           },
         },
       },

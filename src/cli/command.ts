@@ -3,7 +3,7 @@
 // with a one-line summary each; src/cli/ holds them, loaded only when one of them runs (or shows
 // its help), so that a command pays only for the modules it uses.
 import type { ParseArgsConfig } from 'node:util';
-import { loadConfig, SETTINGS, type Config, type SettingName } from '../config.js';
+import { loadConfig, settingSource, SETTINGS, type Config, type SettingName } from '../config.js';
 import type { DatabaseHandle } from '../db/connect.js';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
@@ -39,13 +39,33 @@ export function reportFailure(json: boolean, error: { code: string; message: str
   process.stderr.write(`${error.message}\n${error.usage ? `Usage: ${error.usage}\n` : ''}`);
 }
 
-export function configFrom(values: Record<string, string | boolean | undefined>): Config {
+/** The configuration flags among a command's values, by setting. */
+export function flagsFrom(values: Record<string, string | boolean | undefined>): Partial<Record<SettingName, string>> {
   const flags: Partial<Record<SettingName, string>> = {};
   for (const [name, spec] of Object.entries(SETTINGS) as Array<[SettingName, (typeof SETTINGS)[SettingName]]>) {
     const v = values[spec.flag];
     if (typeof v === 'string') flags[name] = v;
   }
-  return loadConfig(process.env, flags);
+  return flags;
+}
+
+export function configFrom(values: Record<string, string | boolean | undefined>): Config {
+  return loadConfig(process.env, flagsFrom(values));
+}
+
+/**
+ * The base of links to the server this command talks about, for the links and curl lines it
+ * prints: PUBLIC_URL (or http://HOST:PORT) when the command is given any of them, by flag or
+ * environment, as the server was; otherwise the one the server that last started on this
+ * database recorded (src/db/instance-settings.ts), since a terminal other than the server's has
+ * none of the server's PORT=3001; the default only when no server has started on it.
+ */
+export async function serverBaseUrl(values: Record<string, string | boolean | undefined>, config: Config, handle: DatabaseHandle): Promise<string> {
+  const flags = flagsFrom(values);
+  const given = (['publicUrl', 'port', 'host'] as const).some((name) => settingSource(name, process.env, flags) !== 'default');
+  if (given) return config.publicUrl;
+  const { loadServerPublicUrl } = await import('../db/instance-settings.js');
+  return (await loadServerPublicUrl(handle)) ?? config.publicUrl;
 }
 
 export async function withDatabase<T>(config: Config, run: (handle: DatabaseHandle) => Promise<T>): Promise<T> {

@@ -4,7 +4,7 @@ import { AdminError, findUserByEmail, soleAccountOwner } from '../domain/account
 import { hashPassword, PasswordPolicyError } from '../console/passwords.js';
 import { ConsoleSessions, consoleSignInUrl, SIGN_IN_LINK_TTL_MS } from '../console/sessions.js';
 import type { DatabaseHandle } from '../db/connect.js';
-import { configFrom, report, UsageError, withDatabase, type Command } from './command.js';
+import { configFrom, report, serverBaseUrl, UsageError, withDatabase, type Command } from './command.js';
 
 async function userByEmail(handle: DatabaseHandle, email: string) {
   const user = await findUserByEmail(handle, email);
@@ -46,14 +46,17 @@ export const setPasswordCommand: Command = {
 
 export const signInLinkCommand: Command = {
   usage: 'sitebiz users sign-in-link [--email <email>] [--json]',
-  details: [`The link works once, for ${SIGN_IN_LINK_TTL_MS / 60_000} minutes. It is made with PUBLIC_URL (--public-url) as its base.`],
+  details: [
+    `The link works once, for ${SIGN_IN_LINK_TTL_MS / 60_000} minutes. Its base is PUBLIC_URL (or http://HOST:PORT) when given`,
+    '(--public-url, --host, --port, or their environment variables), else the address of the server that last started on the database.',
+  ],
   options: { email: { type: 'string' } },
   async run(values) {
     const config = configFrom(values);
     const result = await withDatabase(config, async (h) => {
-      const userId = typeof values.email === 'string' ? (await userByEmail(h, values.email)).id : await soleAccountOwner(h);
+      const userId = typeof values.email === 'string' ? (await userByEmail(h, values.email)).id : await soleAccountOwner(h, '--email <email>', 'the user');
       const token = await new ConsoleSessions(h).createSignInLink(userId);
-      return { userId, url: consoleSignInUrl(config.publicUrl, token) };
+      return { userId, url: consoleSignInUrl(await serverBaseUrl(values, config, h), token) };
     });
     report(values, { user_id: String(result.userId), sign_in_url: result.url }, [
       `Console sign-in link for user ${result.userId} (works once, for ${SIGN_IN_LINK_TTL_MS / 60_000} minutes):`,

@@ -1,7 +1,7 @@
 // `sitebiz init`: an account, its owner and a site on a new database (the demo data by default),
 // and a new key with every permission.
 import { initialize } from '../domain/initialize.js';
-import { configFrom, report, requiredInt, UsageError, withDatabase, type Command } from './command.js';
+import { configFrom, report, requiredInt, serverBaseUrl, UsageError, withDatabase, type Command } from './command.js';
 import { credentialLines } from './credentials.js';
 
 export const initCommand: Command = {
@@ -15,8 +15,8 @@ export const initCommand: Command = {
       throw new UsageError('--contacts takes a number from 60 (the demo set) to 2000000');
     }
     const config = configFrom(values);
-    const result = await withDatabase(config, (h) =>
-      initialize(h, { demo: !values.empty, baseUrl: config.publicUrl, ...(contacts ? { demoContacts: contacts } : {}) }),
+    const result = await withDatabase(config, async (h) =>
+      initialize(h, { demo: !values.empty, baseUrl: await serverBaseUrl(values, config, h), ...(contacts ? { demoContacts: contacts } : {}) }),
     );
     const { created, ...json } = result;
     report(values, json, [

@@ -1,5 +1,6 @@
 // `sitebiz seed`: fill a database with generated sites at any size (see docs/seeding.md).
-import { configFrom, out, UsageError, withDatabase, type Command } from './command.js';
+import { tokenRequestCommand } from '../auth/oauth-routes.js';
+import { configFrom, out, serverBaseUrl, UsageError, withDatabase, type Command } from './command.js';
 import { progressReporter } from '../seed/progress.js';
 import { MIN_SEED_CONTACTS, seedAccount, type SeedResult } from '../seed/seed-account.js';
 
@@ -57,8 +58,10 @@ export const seedCommand: Command = {
     const now = moment(values);
     const config = configFrom(values);
     const progress = progressReporter();
-    const result: SeedResult = await withDatabase(config, (handle) =>
-      seedAccount(handle, config.database, {
+    let baseUrl = config.publicUrl;
+    const result: SeedResult = await withDatabase(config, async (handle) => {
+      baseUrl = await serverBaseUrl(values, config, handle);
+      return seedAccount(handle, config.database, {
         contactsPerSite,
         sites,
         seed,
@@ -66,8 +69,8 @@ export const seedCommand: Command = {
         clock: { now: () => now },
         snapshot: values['no-snapshot'] !== true,
         onProgress: (p) => progress.update(p),
-      }),
-    );
+      });
+    });
     progress.finish({ rows: result.total_rows, milliseconds: result.milliseconds });
     if (values.json) {
       out(JSON.stringify(result));
@@ -79,6 +82,6 @@ export const seedCommand: Command = {
     out(`client_id:     ${result.client_id}`);
     out(`client_secret: ${result.client_secret}   (shown once; store it now)`);
     out('Get a token:');
-    out(`  curl -s -X POST ${config.publicUrl}/v1/oauth/token -d grant_type=client_credentials -d client_id=${result.client_id} -d client_secret=${result.client_secret}`);
+    out(`  ${tokenRequestCommand(baseUrl, result.client_id, result.client_secret)}`);
   },
 };

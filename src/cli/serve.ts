@@ -1,5 +1,6 @@
 // `sitebiz serve`: the server (src/server.ts), with its workers when --workers asks for them.
-import { configFrom, type Command } from './command.js';
+import { settingSource } from '../config.js';
+import { configFrom, flagsFrom, type Command } from './command.js';
 
 export const serveCommand: Command = {
   usage: 'sitebiz serve [--json] [config flags]',
@@ -11,6 +12,6 @@ export const serveCommand: Command = {
   async run(values) {
     // Loaded here, so that `serve --help` does not load the whole server.
     const { serve } = await import('../server.js');
-    await serve(configFrom(values), { json: values.json === true });
+    await serve(configFrom(values), { json: values.json === true, databaseSource: settingSource('databaseUrl', process.env, flagsFrom(values)) });
   },
 };

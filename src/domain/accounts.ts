@@ -185,13 +185,14 @@ export async function createApiKey(
 }
 
 /**
- * Whom a key belongs to when the caller names no user: the first owner of the only account. With
- * no account or several there is no obvious answer, and the caller must name the user.
+ * Whom a command acts for when the caller names no user: the first owner of the only account.
+ * With no account or several there is no obvious answer, and the caller must name the user with
+ * `option`, the command's way to (`--user <id>` for a key, `--email <email>` for a sign-in link).
  */
-export async function soleAccountOwner(handle: DatabaseHandle): Promise<number> {
+export async function soleAccountOwner(handle: DatabaseHandle, option = '--user <id>', whose = "the key's user"): Promise<number> {
   const accounts = await handle.db.selectFrom('accounts').select('id').orderBy('id').limit(2).execute();
-  if (accounts.length === 0) throw new AdminError('there is no account yet: run sitebiz init first, or name a user with --user');
-  if (accounts.length > 1) throw new AdminError('the database has several accounts: name the key\'s user with --user <id>');
+  if (accounts.length === 0) throw new AdminError(`there is no account yet: run sitebiz init first, or name ${whose} with ${option}`);
+  if (accounts.length > 1) throw new AdminError(`the database has several accounts: name ${whose} with ${option}`);
   const owner = await handle.db
     .selectFrom('users')
     .select('id')

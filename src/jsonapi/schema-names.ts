@@ -75,43 +75,50 @@ const sortedByKey = (members: JsonObject): JsonObject =>
 /**
  * Parameters and responses that several operations repeat word for word (`page[size]`,
  * `fields[contacts]`, the 401 of every protected route) are declared once, under
- * `components.parameters` and `components.responses`, and referred to. A parameter is shared only
- * when every operation that takes it describes it the same way (its name is then its key: `sort`
- * differs per list and stays inline); a response is keyed by its status and description.
+ * `components.parameters` and `components.responses`, and referred to. A response is keyed by its
+ * status and description.
  */
 function shareRepeated(doc: JsonObject, components: JsonObject): void {
-  const operations: JsonObject[] = [];
+  const operations: Array<[path: string, operation: JsonObject]> = [];
   if (isObject(doc.paths)) {
-    for (const item of Object.values(doc.paths)) {
-      if (isObject(item)) for (const operation of Object.values(item)) if (isObject(operation)) operations.push(operation);
+    for (const [path, item] of Object.entries(doc.paths)) {
+      if (isObject(item)) for (const operation of Object.values(item)) if (isObject(operation)) operations.push([path, operation]);
     }
   }
 
-  const parameterTexts = new Map<string, Set<string>>();
-  const parameterUses = new Map<string, number>();
-  for (const operation of operations) {
+  // Each way a parameter is described, with the operations that describe it so: a description
+  // used by several operations is shared. The only description of a name is keyed by the name
+  // (`fields.contacts`); when a name is described several ways (`sort`, per list) each shared one
+  // also names the resource of its first operation (`sort.contacts`).
+  const variants = new Map<string, Map<string, { parameter: JsonObject; uses: number; firstPath: string }>>();
+  for (const [path, operation] of operations) {
     for (const parameter of Array.isArray(operation.parameters) ? operation.parameters : []) {
-      if (!isObject(parameter) || typeof parameter.name !== 'string') continue;
-      const key = `${String(parameter.in)}:${parameter.name}`;
-      (parameterTexts.get(key) ?? parameterTexts.set(key, new Set()).get(key)!).add(JSON.stringify(parameter));
-      parameterUses.set(key, (parameterUses.get(key) ?? 0) + 1);
+      // `required: false` is what a missing `required` means; @fastify/swagger writes it on every one.
+      if (isObject(parameter) && parameter.required === false) delete parameter.required;
+      if (!isObject(parameter) || typeof parameter.name !== 'string' || parameter.in === 'path') continue;
+      const byText = variants.get(parameter.name) ?? variants.set(parameter.name, new Map()).get(parameter.name)!;
+      const text = JSON.stringify(parameter);
+      const variant = byText.get(text) ?? byText.set(text, { parameter, uses: 0, firstPath: path }).get(text)!;
+      variant.uses++;
     }
   }
   const parameters: JsonObject = {};
-  for (const operation of operations) {
+  for (const [, operation] of operations) {
     if (!Array.isArray(operation.parameters)) continue;
     operation.parameters = operation.parameters.map((parameter) => {
       if (!isObject(parameter) || typeof parameter.name !== 'string' || parameter.in === 'path') return parameter;
-      const key = `${String(parameter.in)}:${parameter.name}`;
-      if (parameterTexts.get(key)!.size !== 1 || parameterUses.get(key)! < 2) return parameter;
-      const name = componentKey(parameter.name);
+      const byText = variants.get(parameter.name)!;
+      const variant = byText.get(JSON.stringify(parameter))!;
+      if (variant.uses < 2) return parameter;
+      const resource = variant.firstPath.split('/').filter((part) => part !== '' && part !== 'v1' && !part.startsWith('{')).join('.');
+      const name = componentKey(byText.size === 1 ? parameter.name : `${parameter.name}.${resource}`);
       parameters[name] = parameter;
       return { $ref: `#/components/parameters/${name}` };
     });
   }
 
   const responseUses = new Map<string, number>();
-  for (const operation of operations) {
+  for (const [, operation] of operations) {
     if (!isObject(operation.responses)) continue;
     for (const [status, response] of Object.entries(operation.responses)) {
       const text = `${status} ${JSON.stringify(response)}`;
@@ -119,7 +126,7 @@ function shareRepeated(doc: JsonObject, components: JsonObject): void {
     }
   }
   const responses: JsonObject = {};
-  for (const operation of operations) {
+  for (const [, operation] of operations) {
     if (!isObject(operation.responses)) continue;
     for (const [status, response] of Object.entries(operation.responses)) {
       if (!isObject(response) || responseUses.get(`${status} ${JSON.stringify(response)}`)! < 2) continue;
@@ -134,14 +141,19 @@ function shareRepeated(doc: JsonObject, components: JsonObject): void {
 
 /**
  * A shared response's key: its status and the first words of its description
- * (`401_missing_malformed_expired_or`), numbered when two different responses would share one.
+ * (`401_missing_malformed_expired_or_revoked_access_token`): a name that changes only when the
+ * description does. Two different responses with one description are told apart by their
+ * schema's name, then by a number.
  */
 function responseKey(status: string, response: JsonObject, taken: JsonObject): string {
   const words = (typeof response.description === 'string' ? response.description : '').toLowerCase().match(/[a-z0-9]+/g) ?? [];
-  const base = componentKey([status, ...words.slice(0, 4)].join('_'));
+  const base = componentKey([status, ...words.slice(0, 6)].join('_'));
+  // The same words over another body (an OAuth error rather than a JSON:API one) take its schema's name.
+  const schemaRef = JSON.stringify(response).match(/"#\/components\/schemas\/([^"]+)"/)?.[1];
   const text = JSON.stringify(response);
-  for (let n = 1; ; n++) {
-    const key = n === 1 ? base : `${base}_${n}`;
+  const candidates = [base, ...(schemaRef ? [`${base}_${schemaRef}`] : [])];
+  for (let n = 2; ; n++) {
+    const key = candidates.shift() ?? `${base}_${n}`;
     const earlier = taken[key];
     if (earlier === undefined || JSON.stringify(earlier) === text) return key;
   }

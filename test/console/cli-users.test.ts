@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { saveServerPublicUrl } from '../../src/db/instance-settings.js';
 import { formBody } from '../support/console.js';
 import { DIALECTS } from '../support/harness.js';
 import { freshDatabase, runSitebiz, type FreshDatabase } from '../support/serve-process.js';
@@ -77,6 +78,27 @@ for (const dialect of DIALECTS) {
       const byEmail = await sitebiz(['users', 'sign-in-link', '--email', email, '--database-url', db.url]);
       assert.equal(byEmail.code, 0, byEmail.stderr);
       assert.match(byEmail.stdout, /works once, for 15 minutes/);
+    });
+
+    it('links to the server on the database, as it recorded its address at start, unless given PORT, HOST or PUBLIC_URL', async () => {
+      const origin = async (flags: string[], env: Record<string, string> = {}) => {
+        const printed = await runSitebiz(['users', 'sign-in-link', '--database-url', db.url, '--json', ...flags], { env });
+        assert.equal(printed.code, 0, printed.stderr);
+        return new URL((JSON.parse(printed.stdout) as { sign_in_url: string }).sign_in_url).origin;
+      };
+      assert.equal(await origin([]), 'http://127.0.0.1:3000', 'no server started on it yet: the default address');
+      // What `serve` records as it starts (test/cli.test.ts runs a server's hint against the server).
+      await saveServerPublicUrl(app.database, 'http://127.0.0.1:4321');
+      const [recorded, port, host, publicUrl] = await Promise.all([
+        origin([]),
+        origin([], { PORT: '4400' }),
+        origin(['--host', '0.0.0.0']),
+        origin([], { PUBLIC_URL: 'https://console.example' }),
+      ]);
+      assert.equal(recorded, 'http://127.0.0.1:4321', 'the server that runs on the database, not the default port');
+      assert.equal(port, 'http://127.0.0.1:4400', "the command's own PORT wins");
+      assert.equal(host, 'http://0.0.0.0:3000', "the command's own --host wins (its PORT the default)");
+      assert.equal(publicUrl, 'https://console.example');
     });
   });
 }

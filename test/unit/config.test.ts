@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig, parseDatabaseUrl, redactUrl, type Config } from '../../src/config.js';
+import { ConfigError, loadConfig, parseDatabaseUrl, redactUrl, settingSource, type Config } from '../../src/config.js';
 
 const DEFAULTS: Config = {
   database: { dialect: 'sqlite', url: 'sqlite:data/sitebiz.db', filename: 'data/sitebiz.db', cacheMb: 64, mmapMb: 0 },
@@ -31,6 +31,7 @@ const DEFAULTS: Config = {
   webhookPollMs: 1_000,
   webhookWorker: true,
   requestJournalSize: 1000,
+  compression: true,
 };
 
 /** The problems of a configuration that must fail. */
@@ -51,6 +52,13 @@ describe('loadConfig', () => {
 
   it('treats an empty variable as unset', () => {
     assert.deepEqual(loadConfig({ PORT: '', LOG_LEVEL: '', DATABASE_URL: '' }), DEFAULTS);
+  });
+
+  it('says where a setting came from, by the same rule (what the server hints and the CLI links go by)', () => {
+    assert.equal(settingSource('port', {}), 'default');
+    assert.equal(settingSource('port', { PORT: '' }), 'default');
+    assert.equal(settingSource('port', { PORT: '4000' }), 'environment');
+    assert.equal(settingSource('port', { PORT: '4000' }, { port: '5000' }), 'flag');
   });
 
   it('reads every setting from the environment', () => {
@@ -84,6 +92,7 @@ describe('loadConfig', () => {
       WEBHOOK_POLL_MS: '250',
       WEBHOOK_WORKER: 'off',
       REQUEST_JOURNAL_SIZE: '50',
+      COMPRESSION: 'off',
     });
     assert.deepEqual(config, {
       database: {
@@ -121,6 +130,7 @@ describe('loadConfig', () => {
       webhookPollMs: 250,
       webhookWorker: false,
       requestJournalSize: 50,
+      compression: false,
     });
   });
 
@@ -231,6 +241,7 @@ describe('loadConfig', () => {
     [{ WEBHOOK_POLL_MS: 'often' }, 'WEBHOOK_POLL_MS'],
     [{ WEBHOOK_WORKER: 'sometimes' }, 'WEBHOOK_WORKER'],
     [{ REQUEST_JOURNAL_SIZE: '-1' }, 'REQUEST_JOURNAL_SIZE'],
+    [{ COMPRESSION: 'gzip' }, 'COMPRESSION'],
   ];
   for (const [env, variable] of REJECTED) {
     it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {
