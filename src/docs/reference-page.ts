@@ -150,6 +150,7 @@ function resolvedOperation(doc: OpenApiDocument, item: Record<string, unknown>, 
 
 function operationsByTag(doc: OpenApiDocument): Map<string, Operation[]> {
   const byTag = new Map<string, Operation[]>((doc.tags ?? []).map((tag) => [tag.name, []]));
+  const anchors = new Set<string>();
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const method of METHODS) {
       const raw = item[method] as OperationObject | undefined;
@@ -157,7 +158,11 @@ function operationsByTag(doc: OpenApiDocument): Map<string, Operation[]> {
       const op = resolvedOperation(doc, item, raw);
       const tag = op.tags?.[0] ?? 'Other';
       if (!byTag.has(tag)) byTag.set(tag, []);
-      byTag.get(tag)!.push({ method, path, op, anchor: anchorOf('op', method, path) });
+      // Paths that differ only in punctuation (`/a/{id}`, `/a/id`) would share an id: number them.
+      let anchor = anchorOf('op', method, path);
+      for (let n = 2; anchors.has(anchor); n++) anchor = `${anchorOf('op', method, path)}-${n}`;
+      anchors.add(anchor);
+      byTag.get(tag)!.push({ method, path, op, anchor });
     }
   }
   for (const [tag, ops] of byTag) if (ops.length === 0) byTag.delete(tag);
