@@ -146,10 +146,13 @@ function namedMeaning(f: NamedFilterDef): string {
 }
 
 function siteFilterMeaning(resource: ResourceDefinition): string {
+  const siteFilter = resource.tenancy.kind === 'site' ? resource.tenancy.siteFilter : undefined;
   const required =
-    resource.tenancy.kind === 'site' && resource.tenancy.requireSiteFilter
+    siteFilter === 'required'
       ? 'Required on every request'
-      : 'Required when the token reaches more than one site';
+      : siteFilter === 'optional'
+        ? 'Optional (the upstream list takes none): without it, the records of every site the token reaches, each naming its site'
+        : 'Required when the token reaches more than one site';
   return `Records of this one site. ${required}; a site the token cannot see is a 404 (see [filter[site_id]](#filtersite_id)).`;
 }
 

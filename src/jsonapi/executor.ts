@@ -146,6 +146,9 @@ export class Executor {
     /** One page: `walk` order, from a position (exclusive), skipping `offset` records. */
     const readPage = (walk: SortOrder, from: CursorPosition | null, limit: number, offset: number | undefined) => {
       const seek = from ? this.shapes.fragment((eb) => walk.after(eb, from)) : undefined;
+      if (resource.tenancy.kind === 'site' && plan.siteIds.length > 1) {
+        return this.readPageAcrossSites(plan, walk, where.slice(1), seek, fieldsKey, from, limit, offset);
+      }
       const key = ['page', resource.type, fieldsKey, walk.name, whereSql, seek?.sql ?? '', offset === undefined ? '' : 'offset'].join('\u0000');
       const values = [...whereValues, ...(seek?.parameters ?? []), limit, ...(offset === undefined ? [] : [offset])];
       return this.shapes.run<LinkedRow>(key, values, () => {
@@ -211,6 +214,59 @@ export class Executor {
     for (const row of rows) delete row[SORT_KEY];
     const [total, included] = await Promise.all([totalCount, this.loadRelated(plan, resource, rows)]);
     return { rows, totalCount: total, included, ...(positions ? { positions } : {}), ...(more ? { more } : {}) };
+  }
+
+  /**
+   * A page of a list spanning several sites (tenancy `siteFilter: 'optional'` without
+   * filter[site_id]). Each site is read as its own index range, as far as the page reaches
+   * (offset + limit of that site's records at most), and the branches are merged: the database
+   * sorts at most sites x (offset + limit) keys, never every record of every site, so page 1 costs
+   * what one site's page 1 costs, per site. An IN over the sites would read them all and sort.
+   */
+  private readPageAcrossSites(
+    plan: ListPlan,
+    walk: SortOrder,
+    conditions: readonly Fragment[],
+    seek: Fragment | undefined,
+    fieldsKey: string,
+    from: CursorPosition | null,
+    limit: number,
+    offset: number | undefined,
+  ): Promise<LinkedRow[]> {
+    const { resource } = plan;
+    const reach = limit + (offset ?? 0);
+    const perSite = plan.siteIds.map((siteId) => ({ ...plan, siteIds: [siteId] }));
+    const tenancies = perSite.map((one) => this.tenancyFragment(resource, one));
+    const conditionSql = conditions.map((f) => f.sql).join(' and ');
+    const conditionValues = conditions.flatMap((f) => f.parameters);
+    const key = ['sites page', resource.type, fieldsKey, walk.name, plan.siteIds.length, tenancies[0]!.sql, conditionSql, seek?.sql ?? '', offset === undefined ? '' : 'offset'].join('\u0000');
+    const values = [
+      ...tenancies.flatMap((t) => [...t.parameters, ...conditionValues, ...(seek?.parameters ?? []), reach]),
+      limit,
+      ...(offset === undefined ? [] : [offset]),
+    ];
+    return this.shapes.run<LinkedRow>(key, values, () => {
+      const branches = perSite.map((one, i) => {
+        let q: AnySelect = this.db.selectFrom(resource.table).where(this.tenancyCondition(resource, one));
+        for (const condition of plan.conditions) q = q.where(condition);
+        if (from) q = q.where((eb: AnyEB) => walk.after(eb, from));
+        q = q.select(`${resource.table}.id`);
+        if (walk.key) q = q.select((eb: AnyEB) => sql`${walk.key!(eb)}`.as(SORT_KEY));
+        // Wrapped: SQLite takes no ORDER BY or LIMIT in a branch of a compound select.
+        return this.db.selectFrom(walk.apply(q).limit(reach).as(`${SKIPPED_PAGE}_${i}`)).selectAll();
+      });
+      const merged = branches.slice(1).reduce((all, branch) => all.unionAll(branch), branches[0]!);
+      // The merged keys in page order (the same alias one level down: applyAfterSkip orders by it).
+      let chosen: AnySelect = this.db.selectFrom(merged.as(SKIPPED_PAGE)).select(`${SKIPPED_PAGE}.id`);
+      if (walk.key) chosen = chosen.select(`${SKIPPED_PAGE}.${SORT_KEY}`);
+      chosen = walk.applyAfterSkip(chosen).limit(limit);
+      if (offset !== undefined) chosen = chosen.offset(offset);
+      const page = this.db
+        .selectFrom(chosen.as(SKIPPED_PAGE))
+        .innerJoin(resource.table, `${resource.table}.id`, `${SKIPPED_PAGE}.id`)
+        .select(this.columnsFor(resource, plan.fields.get(resource.type), plan));
+      return walk.applyAfterSkip(walk.key ? page.select(`${SKIPPED_PAGE}.${SORT_KEY}`) : page);
+    });
   }
 
   /**

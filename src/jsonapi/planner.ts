@@ -318,10 +318,10 @@ function siteScopeForList(resource: ResourceDefinition, query: ParsedQuery, prin
   if (resource.tenancy.kind !== 'site') return principal.siteIds;
   const raw = query.filters.get('site_id');
   if (raw === undefined) {
-    if (resource.tenancy.requireSiteFilter) {
+    if (resource.tenancy.siteFilter === 'required') {
       throw invalidParameter('filter[site_id]', `filter[site_id] is required when listing ${resource.type}`);
     }
-    if (principal.siteIds.length > 1) {
+    if (principal.siteIds.length > 1 && resource.tenancy.siteFilter !== 'optional') {
       throw invalidParameter(
         'filter[site_id]',
         `filter[site_id] is required: this user can access ${principal.siteIds.length} sites (${principal.siteIds.join(', ')}); name one`,

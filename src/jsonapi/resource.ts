@@ -361,10 +361,13 @@ export function probeTrigram(use: Omit<TrigramUse, 'rowId'>, scope: ProbeScope):
 /** How records of a resource belong to a tenant. */
 export type TenancyDef =
   /**
-   * Records carry a site id column; lists honour `filter[site_id]`, which is required when the
-   * user reaches several sites, or always with `requireSiteFilter`.
+   * Records carry a site id column; lists honour `filter[site_id]`. By default it is required
+   * when the reader reaches several sites. `siteFilter: 'required'`: always required.
+   * `siteFilter: 'optional'`: the upstream's list takes no filter[site_id], so without one the
+   * list spans every site the reader reaches (each record names its site), read per site and
+   * merged (executor.ts) so a page costs what one site's page costs.
    */
-  | { kind: 'site'; column: string; requireSiteFilter?: boolean }
+  | { kind: 'site'; column: string; siteFilter?: 'required' | 'optional' }
   /**
    * Records carry an account id column (sites themselves, users). `visibleTo` narrows them per
    * reader when the records are about sites of the account without belonging to one (the

@@ -7,7 +7,7 @@ export const hooks = defineResource({
   nouns: { singular: 'webhook', plural: 'webhooks' },
   description: 'Webhook subscriptions: an event of the site and the URL it is posted to.',
   readPermission: 'view:hooks',
-  tenancy: { kind: 'site', column: 'site_id' },
+  tenancy: { kind: 'site', column: 'site_id', siteFilter: 'optional' },
   defaultSort: '-id',
   attributes: {
     event: attr.string({

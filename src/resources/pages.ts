@@ -9,7 +9,7 @@ export const landingPages = defineResource({
   table: 'landing_pages',
   description: 'Landing pages of a site. Published pages have a publish_at in the past.',
   readPermission: 'view:pages',
-  tenancy: { kind: 'site', column: 'site_id' },
+  tenancy: { kind: 'site', column: 'site_id', siteFilter: 'optional' },
   defaultSort: 'title',
   attributes: {
     title: attr.string({ sort: true, filter: SUFFIXES }),
@@ -32,7 +32,7 @@ export const websitePages = defineResource({
   table: 'website_pages',
   description: 'Pages of the site’s website.',
   readPermission: 'view:pages',
-  tenancy: { kind: 'site', column: 'site_id' },
+  tenancy: { kind: 'site', column: 'site_id', siteFilter: 'optional' },
   defaultSort: '-created_at',
   attributes: {
     title: attr.string({ sort: true, filter: ['eq', 'cont'] }),
@@ -60,7 +60,7 @@ export const blogPosts = defineResource({
   table: 'blog_posts',
   description: 'Posts of the site’s blog.',
   readPermission: 'view:pages',
-  tenancy: { kind: 'site', column: 'site_id' },
+  tenancy: { kind: 'site', column: 'site_id', siteFilter: 'optional' },
   defaultSort: '-published_at',
   attributes: {
     title: attr.string({ sort: true, filter: ['eq', 'cont'] }),
@@ -73,6 +73,7 @@ export const blogPosts = defineResource({
     created_at: attr.datetime({ sort: true }),
     updated_at: attr.datetime(),
   },
-  relationships: { blog: rel.toOne('blogs', 'blog_id') },
+  // site: a sitebiz extension, so a list spanning sites says each post's site.
+  relationships: { blog: rel.toOne('blogs', 'blog_id'), site: rel.toOne('sites', 'site_id') },
 });
 

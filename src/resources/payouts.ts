@@ -8,7 +8,7 @@ export const kajabiPaymentsPayouts = defineResource({
   nouns: { singular: 'Kajabi Payments payout', plural: 'Kajabi Payments payouts' },
   description: 'Transfers of Kajabi Payments funds to the site owner’s bank account. filter[site_id] is required.',
   readPermission: 'view:payouts',
-  tenancy: { kind: 'site', column: 'site_id', requireSiteFilter: true },
+  tenancy: { kind: 'site', column: 'site_id', siteFilter: 'required' },
   defaultSort: '-initiated_date',
   attributes: {
     status: attr.computed('string', ['status'], (row) => statusLabel(String(row.status)), {

@@ -153,7 +153,7 @@ export const covers = defineResource({
   table: 'covers',
   description: 'Fixture: at most one cover per book.',
   readPermission: 'view:contacts',
-  tenancy: { kind: 'site', column: 'site_id', requireSiteFilter: true },
+  tenancy: { kind: 'site', column: 'site_id', siteFilter: 'required' },
   attributes: { url: attr.string() },
   relationships: { book: rel.toOne('books', 'book_id') },
 });

@@ -301,7 +301,8 @@ for (const dialect of DIALECTS) {
             created_at: '2026-03-30T10:00:00.000Z',
             updated_at: '2026-03-30T10:00:00.000Z',
           },
-          relationships: { blog: { data: { type: 'blogs', id: blogs.news } } },
+          // site: a sitebiz extension (the upstream names the blog only), so a list spanning sites says each post's site.
+          relationships: { blog: { data: { type: 'blogs', id: blogs.news } }, site: site() },
           links: { self: selfUrl('blog_posts', bp.growth) },
         }),
         foreign: () => bp.foreign,
@@ -322,7 +323,7 @@ for (const dialect of DIALECTS) {
 
         const shown = await getJson(w, `/v1/blog_posts/${bp.pricing}?include=blog&fields[blogs]=title`);
         assertUpstream(BLOG, 'show', shown);
-        assert.deepEqual(shown.json().data.relationships, { blog: { data: { type: 'blogs', id: blogs.guides } } });
+        assert.deepEqual(shown.json().data.relationships, { blog: { data: { type: 'blogs', id: blogs.guides } }, site: site() });
         assert.deepEqual(includedKeys(shown.json()), [`blogs:${blogs.guides}`]);
       });
     });

@@ -607,6 +607,50 @@ export class Builders {
     return this.insert('email_sequence_subscriptions', { email_sequence_id: input.sequenceId, ...this.subscription(input) });
   }
 
+  /** A landing page (published now unless publish_at is given; null: never). */
+  async landingPage(input: Stamped & { title?: string; publish_at?: Date | null } = {}): Promise<number> {
+    const at = input.created_at ?? this.now();
+    const n = this.next();
+    return this.insert('landing_pages', {
+      title: input.title ?? `Landing page ${n}`,
+      url: `https://example.test/lp/${n}`,
+      publish_at: input.publish_at !== undefined ? input.publish_at : at,
+      created_at: at,
+      updated_at: input.updated_at ?? at,
+    });
+  }
+
+  /** A page of the site's website. */
+  async websitePage(input: Stamped & { title?: string } = {}): Promise<number> {
+    const at = input.created_at ?? this.now();
+    const n = this.next();
+    return this.insert('website_pages', { title: input.title ?? `Page ${n}`, url: `https://example.test/p/${n}`, created_at: at, updated_at: input.updated_at ?? at });
+  }
+
+  /** A blog of the site. */
+  async blog(input: Stamped & { title?: string } = {}): Promise<number> {
+    const at = input.created_at ?? this.now();
+    return this.insert('blogs', { title: input.title ?? `Blog ${this.next()}`, created_at: at, updated_at: input.updated_at ?? at });
+  }
+
+  /** A post of a blog, published now unless published_at is given (null: a draft). */
+  async blogPost(input: Stamped & { blogId: number; title?: string; published_at?: Date | null }): Promise<number> {
+    const at = input.created_at ?? this.now();
+    const n = this.next();
+    return this.insert('blog_posts', {
+      blog_id: input.blogId,
+      title: input.title ?? `Post ${n}`,
+      slug: `post-${n}`,
+      url: `https://example.test/blog/post-${n}`,
+      content: `<p>Post ${n}</p>`,
+      page_title: `Post ${n}`,
+      page_description: `About post ${n}`,
+      published_at: input.published_at !== undefined ? input.published_at : at,
+      created_at: at,
+      updated_at: input.updated_at ?? at,
+    });
+  }
+
   /** An email broadcast, sent now unless sent_at is given (null: a draft). */
   async broadcast(input: Stamped & { subject?: string; sent_at?: Date | null } = {}): Promise<number> {
     const at = input.created_at ?? this.now();
