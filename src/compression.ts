@@ -52,6 +52,9 @@ export const CONTENT_CODINGS = ['br', 'gzip'] as const;
  * added, and its onSend runs after the app's own onSend hooks: entity tags, the request journal
  * and the console's headers see the identity body).
  */
+/** Media types worth compressing: text (but not event streams), JSON, XML and YAML. */
+export const COMPRESSIBLE_TYPES = /^text\/(?!event-stream)|[+/](?:json|text|xml|yaml)(?:;|$)/;
+
 export async function compressAnswers(app: FastifyInstance): Promise<void> {
   await app.register(compress, {
     globalCompression: true,
@@ -60,6 +63,9 @@ export async function compressAnswers(app: FastifyInstance): Promise<void> {
     // left to the parsers as before.
     globalDecompression: false,
     encodings: [...CONTENT_CODINGS],
+    // The plugin's own list (text/*, JSON, XML) plus YAML, so /v1/openapi.yaml (about 500 KB)
+    // is compressed too.
+    customTypes: COMPRESSIBLE_TYPES,
     threshold: COMPRESSION_THRESHOLD_BYTES,
     syncThreshold: SYNC_COMPRESSION_MAX_BYTES,
     brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },

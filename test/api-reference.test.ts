@@ -101,6 +101,10 @@ describe('the API reference at /docs', () => {
     assert.match((await t.get('/docs/assets/sitebiz.svg')).body, /aria-label="sitebiz"/);
     assert.equal((await t.get('/docs/assets/..%2Fapi-reference.js')).statusCode, 404);
     assert.equal((await t.get('/docs/assets/constructor')).statusCode, 404);
+    // An unknown asset answers as any unknown path: a JSON:API error document.
+    const missing = await t.get('/docs/assets/nope.js');
+    assert.equal(missing.statusCode, 404);
+    assert.equal(JSON.parse(missing.body).errors[0].status, '404');
   });
 });
 

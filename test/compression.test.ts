@@ -102,13 +102,15 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('compresses the OpenAPI document and the console assets', async () => {
-      const identity = await t.request({ method: 'GET', url: '/v1/openapi.json' });
-      for (const coding of ['gzip', 'br']) {
-        const res = await t.request({ method: 'GET', url: '/v1/openapi.json', headers: { 'accept-encoding': coding } });
-        assert.equal(res.headers['content-encoding'], coding);
-        assert.ok(res.rawPayload.length < identity.rawPayload.length / 5, `${coding}: ${res.rawPayload.length} of ${identity.rawPayload.length} bytes`);
-        assert.ok(decoded(res).equals(identity.rawPayload));
+    it('compresses the OpenAPI document (JSON and YAML) and the console assets', async () => {
+      for (const url of ['/v1/openapi.json', '/v1/openapi.yaml']) {
+        const identity = await t.request({ method: 'GET', url });
+        for (const coding of ['gzip', 'br']) {
+          const res = await t.request({ method: 'GET', url, headers: { 'accept-encoding': coding } });
+          assert.equal(res.headers['content-encoding'], coding, url);
+          assert.ok(res.rawPayload.length < identity.rawPayload.length / 5, `${url} ${coding}: ${res.rawPayload.length} of ${identity.rawPayload.length} bytes`);
+          assert.ok(decoded(res).equals(identity.rawPayload), url);
+        }
       }
 
       const css = await t.request({ method: 'GET', url: '/console/assets/console.css' });

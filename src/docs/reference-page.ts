@@ -282,7 +282,8 @@ export function referencePageRoutes(prefix: string, document: () => unknown) {
     app.get(`${prefix}/json`, hide, async (_request, reply) => reply.type('application/json').send(document()));
     app.get<{ Params: { name: string } }>(`${prefix}/assets/:name`, hide, async (request, reply) => {
       const asset = Object.hasOwn(ASSETS, request.params.name) ? ASSETS[request.params.name] : undefined;
-      if (!asset) return reply.code(404).type('text/plain; charset=utf-8').send('Not found');
+      // Unknown names answer as any unknown path does (the app's not-found handler).
+      if (!asset) return reply.callNotFound();
       return withPolicy(reply).type(asset.type).header('cache-control', 'no-cache').send(asset.body);
     });
   };
