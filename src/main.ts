@@ -1,4 +1,4 @@
-// The `sitebiz` command line: serve, init, seed, migrate, keys, accounts, sites, users, and the sandbox's
+// The `sitebiz` command line: serve, init, seed, import, migrate, keys, accounts, sites, users, and the sandbox's
 // trigger, listen, clock, reset and snapshot. This file lists them, each with its summary and the
 // module that holds it (src/cli/); a command's module is loaded only when it runs or shows its
 // help, so `sitebiz --help` loads none of them and `keys list` neither Fastify nor the demo data.
@@ -31,6 +31,10 @@ const COMMANDS: Record<string, CommandEntry> = {
   seed: {
     summary: 'create an account with sites full of generated contacts, customers and activity (fast, for any size)',
     load: async () => (await import('./cli/seed.js')).seedCommand,
+  },
+  import: {
+    summary: 'copy every site another Site Business Service API key can read into this database, as a new account',
+    load: async () => (await import('./cli/import.js')).importCommand,
   },
   'clock show': {
     summary: "show an account's sandbox clock (its time and how far it is ahead of real time)",

@@ -114,6 +114,9 @@ export const INSTANCE_TABLES: readonly string[] = [
   'snapshots',
   // Failed console sign-ins per address or account (throttling), not the account's records.
   'console_sign_in_failures',
+  // `sitebiz import`'s checkpoints: how far each import has come (src/import/).
+  'import_runs',
+  'import_pages',
 ];
 
 /** Where a data table's saved copies live (0013_snapshots). */

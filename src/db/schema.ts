@@ -755,6 +755,30 @@ export interface Database {
   site_counters: SiteCountersTable;
   instance_settings: InstanceSettingsTable;
   snapshots: SnapshotsTable;
+  import_runs: ImportRunsTable;
+  import_pages: ImportPagesTable;
+}
+
+/** An import (0018_import_checkpoints, src/import/): one source into one account. */
+export interface ImportRunsTable {
+  id: Generated<DbId>;
+  /** The source's base URL and client id, as `<url> <client_id>`. */
+  source: string;
+  account_id: DbId;
+  /** JSON text: table → what is added to the source's ids (0 everywhere: ids kept). */
+  id_offsets: string;
+  /** `running` until every step is written, then `done`. */
+  status: string;
+  started_at: DbTimestamp;
+  finished_at: DbTimestamp | null;
+}
+
+/** A page of an import's step that is written (page 0: the whole step). */
+export interface ImportPagesTable {
+  run_id: DbId;
+  step: string;
+  page: number;
+  records: number;
 }
 
 /** A named save point of an account's data (0013_snapshots); its rows are in snapshot_<table>. */

@@ -29,7 +29,18 @@ export interface AttributeDef {
   /** Values the attribute can take, for documentation. */
   enumValues: readonly string[] | undefined;
   /** A value derived from other columns instead of read from `column`. */
-  compute: { columns: readonly string[]; value: (row: Record<string, unknown>) => unknown } | undefined;
+  compute:
+    | {
+        columns: readonly string[];
+        value: (row: Record<string, unknown>) => unknown;
+        /**
+         * The columns an API value comes from, where they are not other attributes: what
+         * `sitebiz import` writes back (src/import/). Absent: the value is derived from
+         * attributes the record also has (a formatted amount), or cannot be stored.
+         */
+        store?: (value: unknown) => Record<string, unknown>;
+      }
+    | undefined;
   /** A value computed by SQL (such as a count over another table); sortable and filterable. */
   sql: ((eb: AnyEB, ctx: QueryContext) => AliasableExpression<unknown>) | undefined;
   /** Writes may also give the whole number as a string of digits (it names a record, and JSON:API ids are strings). */
@@ -87,8 +98,13 @@ export const attr = {
     type: AttributeType,
     columns: readonly string[],
     value: (row: Record<string, unknown>) => unknown,
-    o: { description?: string; nullable?: boolean } = {},
-  ): AttributeDef => ({ ...attribute(type, o), column: '', compute: { columns, value }, sql: undefined }),
+    o: { description?: string; nullable?: boolean; store?: (value: unknown) => Record<string, unknown> } = {},
+  ): AttributeDef => ({
+    ...attribute(type, o),
+    column: '',
+    compute: { columns, value, ...(o.store ? { store: o.store } : {}) },
+    sql: undefined,
+  }),
 };
 
 interface RelationshipBase {

@@ -5,6 +5,7 @@ import { attr, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
 const position = attr.computed('string', ['position'], (row) => (row.position === null ? null : String(row.position)), {
   nullable: true,
   description: 'Order within the parent, as a string',
+  store: (value) => ({ position: value === null || value === undefined ? 0 : Number(value) }),
 });
 
 export const courses = defineResource({

@@ -1,14 +1,16 @@
 import { createHash } from 'node:crypto';
 import { customerOfferGrants } from '../domain/offer-grants.js';
 import { attr, containsText, defineResource, rel } from '../jsonapi/resource.js';
-import { centsToDecimal, contactFilterFamily } from './contact-filters.js';
+import { centsToDecimal, contactFilterFamily, decimalToCents } from './contact-filters.js';
+
+const GRAVATAR = 'https://www.gravatar.com/avatar/';
 
 /** The custom avatar, else a Gravatar URL that shows a blank image when the email has none. */
 export function avatarFor(avatarUrl: unknown, email: unknown): string | null {
   if (typeof avatarUrl === 'string' && avatarUrl !== '') return avatarUrl;
   if (typeof email !== 'string' || email === '') return null;
   const hash = createHash('md5').update(email.trim().toLowerCase()).digest('hex');
-  return `https://www.gravatar.com/avatar/${hash}?d=blank`;
+  return `${GRAVATAR}${hash}?d=blank`;
 }
 
 export const customers = defineResource({
@@ -25,6 +27,8 @@ export const customers = defineResource({
     avatar: attr.computed('string', ['avatar_url', 'email'], (row) => avatarFor(row.avatar_url, row.email), {
       nullable: true,
       description: 'Custom avatar, else a Gravatar URL that falls back to a blank image',
+      // The Gravatar URL is what an empty avatar_url renders as: stored as null again.
+      store: (value) => ({ avatar_url: typeof value === 'string' && !value.startsWith(GRAVATAR) ? value : null }),
     }),
     external_user_id: attr.string({ nullable: true, description: 'Reference in an external system, unique within the site' }),
     public_bio: attr.string({ nullable: true }),
@@ -33,6 +37,7 @@ export const customers = defineResource({
     socials: attr.json({ nullable: true, description: 'Social media links by network' }),
     net_revenue: attr.computed('string', ['net_revenue_cents'], (row) => centsToDecimal(Number(row.net_revenue_cents ?? 0)), {
       description: 'Successful payments less refunds, as a decimal string such as "123.45"',
+      store: (value) => ({ net_revenue_cents: decimalToCents(String(value ?? '0')) }),
     }),
     sign_in_count: attr.integer(),
     last_request_at: attr.datetime({ sort: true, nullable: true, description: 'Most recent activity' }),

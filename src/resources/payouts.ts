@@ -13,9 +13,11 @@ export const kajabiPaymentsPayouts = defineResource({
   attributes: {
     status: attr.computed('string', ['status'], (row) => statusLabel(String(row.status)), {
       description: 'Pending, In transit, Paid, Failed or Canceled',
+      store: (value) => ({ status: String(value).trim().toLowerCase().replace(/\s+/g, '_') }),
     }),
     amount: attr.computed('number', ['amount_in_cents'], (row) => Number(row.amount_in_cents) / 100, {
       description: 'Amount in the currency’s units, such as 1500.00',
+      store: (value) => ({ amount_in_cents: Math.round(Number(value) * 100) }),
     }),
     currency: attr.string(),
     initiated_date: attr.datetime({ column: 'initiated_at', sort: true, description: 'When the payout was created (UTC)' }),
