@@ -18,12 +18,15 @@ export interface ImportStep {
    * a form's fields): one request per record, since the upstream lists take no include.
    */
   show?: { include: string };
+  /** A key that may not read it skips it (hooks: "if readable"); any other step's 403 stops the import. */
+  optional: boolean;
 }
 
 interface StepSpec {
   type: string;
   pageSize?: false;
   show?: { include: string };
+  optional?: true;
 }
 
 /** Parents first. Sites come before all of them (src/import/importer.ts). */
@@ -47,7 +50,7 @@ const ORDER: readonly StepSpec[] = [
   { type: 'orders' },
   { type: 'order_items' },
   { type: 'kajabi_payments_payouts', pageSize: false },
-  { type: 'hooks' },
+  { type: 'hooks', optional: true },
 ];
 
 export const RESOURCES_BY_TYPE: ReadonlyMap<string, ResourceDefinition> = new Map(RESOURCES.map((r) => [r.type, r]));
@@ -58,12 +61,12 @@ export function resourceOf(type: string): ResourceDefinition {
   return resource;
 }
 
-export const SITES_STEP: ImportStep = { resource: resourceOf('sites'), perSite: false, pageSize: true };
+export const SITES_STEP: ImportStep = { resource: resourceOf('sites'), perSite: false, pageSize: true, optional: false };
 
 export const IMPORT_STEPS: readonly ImportStep[] = ORDER.map((spec) => {
   const resource = resourceOf(spec.type);
   const perSite = resource.tenancy.kind === 'site' && resource.tenancy.siteFilter !== 'optional';
-  return { resource, perSite, pageSize: spec.pageSize !== false, ...(spec.show ? { show: spec.show } : {}) };
+  return { resource, perSite, pageSize: spec.pageSize !== false, optional: spec.optional === true, ...(spec.show ? { show: spec.show } : {}) };
 });
 
 /** Position of each type's step: a join table is written by the later of the two sides. */

@@ -21,9 +21,9 @@ import { createAccount, createApiKey, createUser, type Clock } from '../domain/a
 import { saveSnapshot, SEED_SNAPSHOT } from '../domain/snapshots.js';
 import { checkPage, checkStep, finishRun, isStepDone, recordsOf, sourceKey, startRun, unfinishedRun, writtenPages, type ImportRun } from './checkpoints.js';
 import { IMPORT_STEPS, importedTables, JOIN_TABLES_WITH_IDS, resourceOf, SITES_STEP, type ImportStep } from './import-plan.js';
-import { PAGE_SIZE, walkList } from './page-walker.js';
+import { fetchListPage, PAGE_SIZE, walkList } from './page-walker.js';
 import { addRecordRows, emptyPageRows, IdMap, type PageRows, type RowContext } from './record-rows.js';
-import { ImportError, UpstreamClient, type UpstreamRecord } from './upstream-client.js';
+import { ImportError, UpstreamClient, type UpstreamDocument, type UpstreamRecord } from './upstream-client.js';
 
 export interface ImportOptions {
   baseUrl: string;
@@ -65,6 +65,8 @@ export interface ImportResult {
   dry_run: boolean;
   /** With --remap-ids: where the mapping was written. */
   remap_ids_file?: string;
+  /** Optional types the key may not read, left out (hooks). */
+  skipped?: string[];
   /** A key of the new account with every permission (shown once). */
   client_id?: string;
   client_secret?: string;
@@ -90,6 +92,7 @@ export async function runImport(handle: DatabaseHandle, options: ImportOptions):
   });
   const importer = new Importer(handle, client, options);
   const sites = await importer.readSites();
+  await importer.probe(sites);
   const result = options.dryRun ? await importer.count(sites) : await importer.write(sites);
   return {
     ...result,
@@ -98,10 +101,11 @@ export async function runImport(handle: DatabaseHandle, options: ImportOptions):
     show_requests: importer.showRequests,
     seconds: Math.round((performance.now() - started) / 100) / 10,
     dry_run: options.dryRun === true,
+    ...(importer.skipped.size > 0 ? { skipped: [...importer.skipped] } : {}),
   };
 }
 
-type Partial = Omit<ImportResult, 'requests' | 'retries' | 'show_requests' | 'seconds' | 'dry_run'>;
+type Partial = Omit<ImportResult, 'requests' | 'retries' | 'show_requests' | 'seconds' | 'dry_run' | 'skipped'>;
 
 class Importer {
   showRequests = 0;
@@ -129,10 +133,34 @@ class Importer {
     return sites.sort((a, b) => Number(a.id) - Number(b.id));
   }
 
+  /** Steps skipped because the key may not read them (optional ones: hooks). */
+  readonly skipped = new Set<string>();
+
+  /**
+   * One small page of every list the import walks, before anything is written: a permission the
+   * key lacks stops the import here (its 403 names it), not half-way through.
+   */
+  async probe(sites: UpstreamRecord[]): Promise<void> {
+    const first = sites[0];
+    await Promise.all(
+      IMPORT_STEPS.map(async (step) => {
+        const params: Record<string, string> = step.perSite && first ? { 'filter[site_id]': first.id } : {};
+        try {
+          await this.client.get(step.resource.type, { ...params, 'page[number]': '1', ...(step.pageSize ? { 'page[size]': '1' } : {}) });
+        } catch (error) {
+          if (step.optional && error instanceof ImportError && error.code === 'forbidden') this.skipped.add(step.resource.type);
+          else throw error;
+        }
+      }),
+    );
+  }
+
   /** --dry-run: every list walked and counted, nothing written. */
   async count(sites: UpstreamRecord[]): Promise<Partial> {
     const counts: Record<string, number> = { sites: sites.length };
-    for (const { step, site, label } of this.walks(sites)) {
+    const walks = [...this.walks(sites)];
+    for (const [i, { step, site, label, name }] of walks.entries()) {
+      this.askAhead(walks, i + 1);
       let done = 0;
       await this.walk(step, site, label, new Set(), async (_page, records) => {
         done += records.length;
@@ -141,7 +169,7 @@ class Importer {
           for (const included of doc) counts[included.type] = (counts[included.type] ?? 0) + 1;
         }
         this.progress(label, done, undefined, records.length);
-      });
+      }, name);
     }
     return { account_id: null, site_ids: sites.map((s) => s.id), counts, resumed: false };
   }
@@ -159,13 +187,18 @@ class Importer {
     let rebuilt = false;
     try {
       await this.writeSites(run, sites);
-      for (const { step, site, label, name } of this.walks(sites)) {
+      const walks = [...this.walks(sites)];
+      const done = new Set<string>();
+      for (const walk of walks) if (isStepDone(await writtenPages(this.handle, run.id, walk.name))) done.add(walk.name);
+      const pending = walks.filter((w) => !done.has(w.name));
+      for (const [i, { step, site, label, name }] of walks.entries()) {
         const pages = await writtenPages(this.handle, run.id, name);
         if (isStepDone(pages)) {
           this.records += recordsOf(pages);
           continue;
         }
-        let done = recordsOf(pages);
+        this.askAhead(pending, pending.findIndex((w) => w.name === name) + 1);
+        let written = recordsOf(pages);
         const products = step.resource.type === 'courses' || step.resource.type === 'podcasts' ? await this.productsOf(siteIds) : undefined;
         await this.walk(step, site, label, new Set(pages.keys()), async (page, records) => {
           const shows = await this.shows(step, records);
@@ -196,11 +229,12 @@ class Importer {
             await writePageRows(trx, out);
             await checkPage(trx, run.id, name, page, records.length);
           });
-          done += records.length;
-          this.progress(label, done, undefined, records.length);
-        });
+          written += records.length;
+          this.progress(label, written, undefined, records.length);
+        }, name);
         await checkStep(this.handle, run.id, name);
       }
+      await this.matchMemberCounts(sites, ids);
       rebuilt = true;
       await rebuildDerivedData(this.handle);
     } finally {
@@ -228,6 +262,7 @@ class Importer {
   /** Each step's lists: per site where the list takes filter[site_id], else once. */
   private *walks(sites: UpstreamRecord[]): Generator<{ step: ImportStep; site: UpstreamRecord | undefined; label: string; name: string }> {
     for (const step of IMPORT_STEPS) {
+      if (this.skipped.has(step.resource.type)) continue;
       if (!step.perSite) {
         yield { step, site: undefined, label: step.resource.type, name: step.resource.type };
         continue;
@@ -238,13 +273,34 @@ class Importer {
     }
   }
 
-  private walk(step: ImportStep, site: UpstreamRecord | undefined, label: string, written: Set<number>, write: (page: number, records: UpstreamRecord[]) => Promise<void>): Promise<void> {
+  /**
+   * The first pages of the next lists, asked for while this one is walked (most lists are one
+   * page, so an import of many small lists waits on round trips, not on the source).
+   */
+  private readonly ahead = new Map<string, Promise<UpstreamDocument>>();
+
+  private listOf(step: ImportStep, site: UpstreamRecord | undefined): { path: string; params: Record<string, string>; pageSize: boolean } {
+    const params: Record<string, string> = site ? { 'filter[site_id]': site.id } : {};
+    return { path: step.resource.type, params, pageSize: step.pageSize };
+  }
+
+  private askAhead(walks: ReadonlyArray<{ step: ImportStep; site: UpstreamRecord | undefined; name: string }>, from: number): void {
+    for (const next of walks.slice(from, from + this.options.concurrency)) {
+      if (this.ahead.has(next.name)) continue;
+      const page = fetchListPage(this.client, this.listOf(next.step, next.site), 1);
+      page.catch(() => {}); // awaited (and its failure thrown) when its list is walked
+      this.ahead.set(next.name, page);
+    }
+  }
+
+  private walk(step: ImportStep, site: UpstreamRecord | undefined, label: string, written: Set<number>, write: (page: number, records: UpstreamRecord[]) => Promise<void>, name?: string): Promise<void> {
     let total: number | undefined;
+    const first = name === undefined ? undefined : this.ahead.get(name);
+    if (name !== undefined) this.ahead.delete(name);
     return walkList({
       client: this.client,
-      path: step.resource.type,
-      params: site ? { 'filter[site_id]': site.id } : {},
-      pageSize: step.pageSize,
+      ...this.listOf(step, site),
+      ...(first ? { first } : {}),
       written,
       window: this.options.concurrency * 2,
       onTotal: (records) => {
@@ -325,6 +381,37 @@ class Importer {
     }
     await this.handle.db.transaction().execute((trx) => writePageRows(trx, out));
     this.progress('sites', sites.length, sites.length, sites.length);
+  }
+
+  /**
+   * A product's members_aggregate_count counts its memberships that have not ended, and a
+   * customer's `products` lists each product once, however many memberships give it (two offers
+   * with the same product). The API shows no memberships one by one, so the ones it hides are
+   * written again as copies of a shown membership of that product, until the counter the rebuild
+   * makes equals the source's. Products read again for it: one small list per site, and idempotent
+   * (it counts what is there). A product with members but no customer showing it stays short.
+   */
+  private async matchMemberCounts(sites: UpstreamRecord[], ids: IdMap): Promise<void> {
+    const counts = new Map<number, number>();
+    const step = IMPORT_STEPS.find((s) => s.resource.type === 'products')!;
+    for (const site of sites) {
+      await this.walk(step, site, 'products (members)', new Set(), async (_page, records) => {
+        for (const record of records) counts.set(ids.map('products', record.id), Number(record.attributes?.members_aggregate_count ?? 0));
+      });
+    }
+    await this.handle.db.transaction().execute(async (trx) => {
+      for (const [productId, wanted] of counts) {
+        const shown = await trx
+          .selectFrom('memberships')
+          .select(['site_id', 'contact_id', 'product_id', 'offer_grant_id', 'started_at', 'suspended_at', 'created_at', 'updated_at'])
+          .where('product_id', '=', productId)
+          .where('ended_at', 'is', null)
+          .orderBy('id')
+          .execute();
+        const copies = shown.length === 0 ? [] : Array.from({ length: Math.max(0, wanted - shown.length) }, (_, i) => shown[i % shown.length]!);
+        if (copies.length > 0) await trx.insertInto('memberships').values(copies).execute();
+      }
+    });
   }
 
   /** The products of the sites, to tell which one a course or podcast is (the API does not say). */

@@ -19,19 +19,25 @@ export interface WalkOptions {
   window: number;
   /** Writes one page (its records, its number); called one at a time. */
   write(page: number, records: UpstreamRecord[]): Promise<void>;
+  /** The first page, when it was asked for ahead (while the previous list was written). */
+  first?: Promise<UpstreamDocument>;
   /** Called with the list's size once the first page is read. */
   onTotal?(totalRecords: number | undefined, totalPages: number | undefined): void;
 }
 
+/** Asks for one page of a list. */
+export function fetchListPage(client: UpstreamClient, list: Pick<WalkOptions, 'path' | 'params' | 'pageSize'>, page: number): Promise<UpstreamDocument> {
+  return client.get(list.path, {
+    ...list.params,
+    'page[number]': String(page),
+    ...(list.pageSize ? { 'page[size]': String(PAGE_SIZE) } : {}),
+  });
+}
+
 export async function walkList(options: WalkOptions): Promise<void> {
-  const fetchPage = (page: number): Promise<UpstreamDocument> =>
-    options.client.get(options.path, {
-      ...options.params,
-      'page[number]': String(page),
-      ...(options.pageSize ? { 'page[size]': String(PAGE_SIZE) } : {}),
-    });
+  const fetchPage = (page: number): Promise<UpstreamDocument> => fetchListPage(options.client, options, page);
   const writes = new WriteQueue(options.write);
-  const first = await fetchPage(1);
+  const first = await (options.first ?? fetchPage(1));
   const totalPages = first.meta?.total_pages;
   options.onTotal?.(first.meta?.total_count, totalPages);
   if (!options.written.has(1)) writes.add(1, recordsOf(first));
