@@ -34,7 +34,9 @@ export const USAGE = `Usage: npm run bench -- [options]
                             its section of the results file is kept by hand); webhooks includes
                             webhook-fairness, which alone runs only that measure; reference-page:
                             /docs against Swagger UI, Scalar and Redoc in Chromium
-                            (bench/reference-page.ts), printed only
+                            (bench/reference-page.ts), printed only; import: \`sitebiz import\` of a
+                            seeded site from one local sitebiz into another, clean and with faults
+                            (bench/import.ts), per database, printed only
   --startup-runs <n>        launches per start-up figure; the median is reported (default 5)
   --reference-runs <n>      loads of each page and document in the reference-page suite (default 5)
   --startup-compare <dir>   also time another checkout (with its node_modules), e.g. the commit before
@@ -46,6 +48,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --webhook-fairness <n>    deliveries timed per account beside another account's stalled hooks
                             (default 100)
   --webhook-fairness-seconds <s>  ... at most this long per database (default 300)
+  --import-contacts <n>     contacts of the site the import suite seeds and imports (default 100000)
+  --import-concurrency <n>  sitebiz import --concurrency in the import suite (default 16)
   --sandbox-contacts <n>    contacts of the account the sandbox suite seeds, resets and snapshots
                             (default 100000; the demo account is measured as well)
   --time-limit <min>        stop everything after this many minutes (default 58)
@@ -55,7 +59,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --results <file>          the results file --write rewrites (default bench/RESULTS.md)
   --help`;
 
-const SUITES = ['scale', 'webhooks', 'webhook-fairness', 'sandbox', 'startup', 'balancer', 'compression', 'reference-page'] as const;
+const SUITES = ['scale', 'webhooks', 'webhook-fairness', 'sandbox', 'startup', 'balancer', 'compression', 'reference-page', 'import'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface Options {
@@ -68,6 +72,8 @@ export interface Options {
   webhookFairnessSamples: number;
   webhookFairnessSeconds: number;
   sandboxContacts: number;
+  importContacts: number;
+  importConcurrency: number;
   sizes: number[];
   databases: DatabaseKind[];
   duration: number;
@@ -105,6 +111,7 @@ const QUICK = {
   'webhook-fairness': '20',
   'webhook-fairness-seconds': '120',
   'sandbox-contacts': '10000',
+  'import-contacts': '10000',
   'time-limit': '15',
 } as const;
 
@@ -115,6 +122,8 @@ const DEFAULTS = {
   'webhook-fairness': '100',
   'webhook-fairness-seconds': '300',
   'sandbox-contacts': '100000',
+  'import-contacts': '100000',
+  'import-concurrency': '16',
   sizes: '10000,1000000',
   databases: 'sqlite,postgres',
   duration: '10',
@@ -200,6 +209,8 @@ export function parseOptions(argv: string[]): Options | undefined {
     webhookFairnessSamples: number('webhook-fairness', 1, 100_000, true),
     webhookFairnessSeconds: number('webhook-fairness-seconds', 10, 24 * 3600),
     sandboxContacts: number('sandbox-contacts', 1000, 2_000_000, true),
+    importContacts: number('import-contacts', 100, 2_000_000, true),
+    importConcurrency: number('import-concurrency', 1, 32, true),
     sizes: [...new Set(sizes.map(Number))].sort((a, b) => a - b),
     databases: [...new Set(databases)] as DatabaseKind[],
     duration: number('duration', 1, 600),

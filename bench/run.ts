@@ -43,6 +43,7 @@ import { measureReferencePages, referencePageSection, type ReferencePageResult }
 import { measureStartup, startupSection, type StartupResult } from './startup.js';
 import { measureTenantFairness, measureWebhookDelivery } from './webhook-delivery.js';
 import { measureWrites } from './writes.js';
+import { importSection, measureImport, type ImportBenchResult } from './import.js';
 
 /** Contacts of the site the webhook measure writes its events in. */
 const WEBHOOK_SITE_CONTACTS = 1000;
@@ -105,6 +106,7 @@ async function measureDataset(dataset: Dataset, options: Options, workDir: strin
 const START_UP = '## Start-up';
 const COMPRESSION = '## Compression: a page of 100 contacts and the OpenAPI document';
 const BALANCER = '## Several processes behind HAProxy';
+const IMPORT = '## Import: a seeded site from one sitebiz into another';
 const REFERENCE_PAGE = '## The reference page: time to the first operation';
 
 /**
@@ -208,6 +210,16 @@ async function main(options: Options, command: string): Promise<number> {
       ],
     });
   }
+  const imports: ImportBenchResult[] = [];
+  if (options.suites.includes('import')) {
+    for (const kind of options.databases) {
+      console.log(`${kind}: sitebiz import of ${options.importContacts.toLocaleString('en-US')} contacts, clean and with faults`);
+      // A source of its own, never kept: the faulty run leaves faults' hits in its journal.
+      imports.push(await measureImport({ ...datasetOptions, keepDir: undefined }, kind, options.importContacts, options.importConcurrency));
+    }
+  }
+  // Printed only: bench/RESULTS.md's import section is written by hand.
+  const importLines = imports.length > 0 ? importSection(imports, IMPORT, command) : [];
   const compression: CompressionResult[] = [];
   if (options.suites.includes('compression')) {
     for (const kind of options.databases) {
@@ -227,9 +239,9 @@ async function main(options: Options, command: string): Promise<number> {
   }
   // Printed, never written: bench/RESULTS.md's section on it is written by hand (issue 22).
   const referenceLines = referencePages ? [REFERENCE_PAGE, '', `\`${command}\`, ${new Date().toISOString()}.`, ...referencePageSection(referencePages), ''] : [];
-  const printedOnly: readonly string[] = ['compression', 'reference-page'];
-  if ((compression.length > 0 || referencePages) && options.suites.every((suite) => printedOnly.includes(suite))) {
-    console.log(`\n${[...compressionLines, ...referenceLines].join('\n')}`);
+  const printedOnly: readonly string[] = ['compression', 'reference-page', 'import'];
+  if ((compression.length > 0 || referencePages || imports.length > 0) && options.suites.every((suite) => printedOnly.includes(suite))) {
+    console.log(`\n${[...compressionLines, ...referenceLines, ...importLines].join('\n')}`);
     return 0;
   }
   const startupLines = startup
@@ -264,6 +276,7 @@ async function main(options: Options, command: string): Promise<number> {
     ...(startup ? ['', START_UP, '', ...startupSection(startup), ''] : []),
   ].join('\n');
   if (referencePages) console.log(`\n${referenceLines.join('\n')}`);
+  if (importLines.length > 0) console.log(`\n${importLines.join('\n')}`);
   console.log(`\n${report}`);
   const problems = results.flatMap((r) => r.bulk.problems.map((p) => `${r.dataset.kind}, ${r.dataset.contacts} contacts: ${p}`));
   if (problems.length > 0) {
