@@ -374,11 +374,6 @@ class Importer {
       columns: this.columns,
     };
     sites.forEach((site, position) => addRecordRows(SITES_STEP.resource, site, { ...base, position }, out));
-    for (const row of out.rows.get('sites') ?? []) {
-      // Subdomains are unique across accounts: one taken by another account gets a suffix.
-      const taken = await this.handle.db.selectFrom('sites').select('id').where('subdomain', '=', String(row.subdomain)).where('id', '<>', Number(row.id)).executeTakeFirst();
-      if (taken) row.subdomain = `${String(row.subdomain)}-${String(row.id)}`;
-    }
     await this.handle.db.transaction().execute((trx) => writePageRows(trx, out));
     this.progress('sites', sites.length, sites.length, sites.length);
   }
@@ -450,12 +445,37 @@ async function tableColumns(handle: DatabaseHandle): Promise<Map<string, Set<str
   return columns;
 }
 
+/**
+ * Values unique across every account (a site's subdomain, an offer's checkout token): a copy of a
+ * source already imported once (with --remap-ids) finds them taken, and gets `-<new id>` added.
+ */
+const UNIQUE_EVERYWHERE: Readonly<Record<string, string>> = { sites: 'subdomain', offers: 'token' };
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function freeUniqueValues(db: any, table: string, rows: Record<string, unknown>[]): Promise<void> {
+  const column = UNIQUE_EVERYWHERE[table];
+  if (!column || rows.length === 0) return;
+  const taken = (await db
+    .selectFrom(table)
+    .select(['id', column])
+    .where(column, 'in', rows.map((r) => r[column]))
+    .execute()) as Array<Record<string, unknown>>;
+  const owner = new Map(taken.map((r) => [String(r[column]), Number(r.id)]));
+  for (const row of rows) {
+    const holder = owner.get(String(row[column]));
+    if (holder !== undefined && holder !== Number(row.id)) row[column] = `${String(row[column])}-${String(row.id)}`;
+  }
+}
+
 /** A page's rows: placeholders, then each table's rows parents first, then the join rows. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function writePageRows(db: any, out: PageRows): Promise<void> {
   for (const [table, rows] of out.placeholders) await upsertRows(db, table, rows, { keepExisting: true });
   const tables = [...out.rows.keys()].sort((a, b) => writeRank(a) - writeRank(b));
-  for (const table of tables) await upsertRows(db, table, out.rows.get(table)!);
+  for (const table of tables) {
+    await freeUniqueValues(db, table, out.rows.get(table)!);
+    await upsertRows(db, table, out.rows.get(table)!);
+  }
   for (const [table, join] of out.joins) await replaceJoinRows(db, table, join.parentKey, join.parents, join.rows);
 }
 

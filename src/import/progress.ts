@@ -41,6 +41,7 @@ export function importProgressReporter(stream: NodeJS.WriteStream = process.stde
       },
       finish() {
         if (step !== undefined) bar.stop();
+        step = undefined;
       },
     };
   }

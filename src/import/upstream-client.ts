@@ -120,7 +120,7 @@ export class UpstreamClient {
   }
 
   private checkAborted(): void {
-    if (this.options.signal?.aborted) throw new ImportError('interrupted', 'The import was interrupted');
+    if (this.options.signal?.aborted) throw new ImportError('interrupted', 'The import was interrupted; run the same command again to continue where it stopped');
   }
 
   private accessToken(): Promise<string> {
