@@ -13,7 +13,7 @@
 //    done, and a key with every permission made for the new account.
 import { writeFile } from 'node:fs/promises';
 import { PERMISSION_NAMES } from '../auth/permissions.js';
-import { replaceJoinRows, syncIdSequences, upsertRows } from '../db/bulk-upsert.js';
+import { analyzeGrowingTables, replaceJoinRows, syncIdSequences, upsertRows } from '../db/bulk-upsert.js';
 import { ACCOUNT_DATA_TABLES } from '../db/account-data.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { rebuildDerivedData, suspendDerivedData } from '../db/derived-data.js';
@@ -199,6 +199,7 @@ class Importer {
         }
         this.askAhead(pending, pending.findIndex((w) => w.name === name) + 1);
         let written = recordsOf(pages);
+        let pagesWritten = 0;
         const products = step.resource.type === 'courses' || step.resource.type === 'podcasts' ? await this.productsOf(siteIds) : undefined;
         await this.walk(step, site, label, new Set(pages.keys()), async (page, records) => {
           const shows = await this.shows(step, records);
@@ -229,6 +230,8 @@ class Importer {
             await writePageRows(trx, out);
             await checkPage(trx, run.id, name, page, records.length);
           });
+          pagesWritten++;
+          if ((pagesWritten & (pagesWritten - 1)) === 0) await analyzeGrowingTables(this.handle.db, [...out.rows.keys(), ...out.joins.keys()]);
           written += records.length;
           this.progress(label, written, undefined, records.length);
         }, name);
