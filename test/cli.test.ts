@@ -149,6 +149,7 @@ describe('sitebiz CLI: help, usage and configuration errors', { concurrency: 2 }
       'serve',
       'init',
       'seed',
+      'import',
       'clock show',
       'clock advance',
       'reset',
