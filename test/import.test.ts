@@ -3,23 +3,28 @@
 // every page of every list, every show, every relationship endpoint, byte for byte once the
 // source's address is swapped for the target's. Also: an import interrupted mid-way continues to
 // the same result; a source with faults (503s, 429 with Retry-After, latency) still gives it; 401
-// and 403 stop it with the source's reason; a target with data needs --remap-ids (and gets the
+// and 403 stop it with the source's reason; a command killed with SIGKILL continues when run again; a target with data needs --remap-ids (and gets the
 // mapping); --dry-run writes nothing; the command's --json object. One source per dialect.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { DatabaseHandle } from '../src/db/connect.js';
+import { fileURLToPath } from 'node:url';
+import { buildApp } from '../src/app.js';
+import { loadConfig, parseDatabaseUrl } from '../src/config.js';
+import { connectDatabase } from '../src/db/connect.js';
 import { runImport, type ImportOptions, type ImportResult } from '../src/import/importer.js';
 import { ImportError } from '../src/import/upstream-client.js';
 import { IMPORT_STEPS } from '../src/import/import-plan.js';
 import { RESOURCES } from '../src/resources/index.js';
 import { MIN_SEED_CONTACTS, seedAccount, type SeedResult } from '../src/seed/seed-account.js';
 import { createListeningTestApp, createTestApp, DIALECTS, type ListeningTestApp, type TestApp } from './support/harness.js';
-import { runSitebiz } from './support/serve-process.js';
+import { childEnv, runSitebiz } from './support/serve-process.js';
 import { UPSTREAM_SKIP_REASON, upstreamOperations } from './support/upstream.js';
 
+const BIN = fileURLToPath(new URL('../bin/sitebiz.js', import.meta.url));
 const SITES = 2;
 const CONTACTS = Math.max(MIN_SEED_CONTACTS, 40);
 
@@ -47,7 +52,7 @@ function getOperations(): string[] {
 }
 
 interface Side {
-  app: TestApp;
+  app: Pick<TestApp, 'get'>;
   token: string;
   /** Text replaced in every answer, so both sides' links read alike. */
   base: string;
@@ -254,6 +259,50 @@ for (const dialect of DIALECTS) {
         const mapId = (table: string, id: string) => String(mapping[table]?.[id] ?? `unmapped ${table} ${id}`);
         await compareEverything(sourceSide, await sideOf(t, result), seeded.site_ids, mapId);
       } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('killed (SIGKILL) mid-way, the same command continues to the same result', { skip: dialect === 'sqlite' ? false : 'the command runs on a SQLite file' }, async () => {
+      // A little latency on every answer, so that the kill lands between pages.
+      const fault = await source.request({
+        method: 'POST',
+        url: '/v1/test_helpers/faults',
+        token: sourceSide.token,
+        payload: { data: { type: 'faults', attributes: { path: '/v1/*', method: 'GET', latency_ms: 30 } } },
+      });
+      assert.equal(fault.statusCode, 201, fault.body);
+      const dir = mkdtempSync(join(tmpdir(), 'sitebiz-import-'));
+      const url = `sqlite:${join(dir, 'target.db')}`;
+      const args = ['import', '--from', source.baseUrl, '--client-id', seeded.client_id, '--concurrency', '2', '--json', '--database-url', url];
+      const env = { SITEBIZ_IMPORT_CLIENT_SECRET: seeded.client_secret };
+      try {
+        const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+        const exited = new Promise((resolve) => child.on('close', resolve));
+        const deadline = Date.now() + 60_000;
+        while (!/importing customers/.test(stderr) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        child.kill('SIGKILL');
+        await exited;
+        assert.match(stderr, /importing customers/, 'the import got as far as customers before the kill');
+        await source.request({ method: 'DELETE', url: `/v1/test_helpers/faults/${fault.json().data.id}`, token: sourceSide.token });
+        const again = await runSitebiz(args, { env });
+        assert.equal(again.code, 0, again.stderr);
+        const result = JSON.parse(again.stdout) as ImportResult;
+        assert.equal(result.resumed, true);
+        const handle = await connectDatabase(parseDatabaseUrl(url, 'target', [])!);
+        const app = await buildApp({ config: loadConfig({ DATABASE_URL: url, PUBLIC_URL: 'http://sitebiz.test', LOG_LEVEL: 'silent' }), database: handle, webhooks: { autoStart: false } });
+        try {
+          const get: TestApp['get'] = (path, token) => app.inject({ method: 'GET', url: path, headers: token ? { authorization: `Bearer ${token}` } : {} });
+          const granted = await app.inject({ method: 'POST', url: '/v1/oauth/token', payload: { grant_type: 'client_credentials', client_id: result.client_id, client_secret: result.client_secret } });
+          await compareEverything(sourceSide, { app: { get }, token: granted.json().access_token, base: 'http://sitebiz.test' }, seeded.site_ids);
+        } finally {
+          await app.close();
+          await handle.close();
+        }
+      } finally {
+        await source.request({ method: 'DELETE', url: `/v1/test_helpers/faults/${fault.json().data.id}`, token: sourceSide.token });
         rmSync(dir, { recursive: true, force: true });
       }
     });
