@@ -29,6 +29,7 @@ function statusCondition(eb: AnyEB, values: string[]): Condition {
 
 export const journalEntries = defineResource({
   type: 'requests',
+  upstream: false, // a sitebiz extension (docs/upstream-strict.md)
   table: 'request_journal',
   pathPrefix: 'test_helpers',
   tag: SANDBOX_TAG,
