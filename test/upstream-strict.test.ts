@@ -276,5 +276,18 @@ for (const dialect of DIALECTS) {
       const helpers = await send('GET', '/v1/test_helpers/requests?page[size]=1');
       assert.equal(helpers.statusCode, 200, helpers.body);
     });
+
+    it('journals strict refusals as not upstream, with the reason', async () => {
+      const refused = await send('GET', '/v1/offers?filter[title_eq]=x');
+      assert.equal(refused.statusCode, 400);
+      const [error] = errorsOf(refused.body);
+      assert.deepEqual(error?.source, { parameter: 'filter[title_eq]' });
+      assert.equal(error?.detail, 'filter[title_eq] is a sitebiz extension; the upstream API does not define it (UPSTREAM_STRICT is on)');
+      const journal = await send('GET', '/v1/test_helpers/requests?filter[upstream]=false&page[size]=1');
+      const [entry] = journal.json().data;
+      assert.equal(entry.attributes.path, '/v1/offers?filter[title_eq]=x');
+      assert.equal(entry.attributes.upstream, false);
+      assert.equal(entry.attributes.upstream_reason, 'filter[title_eq] is a sitebiz extension');
+    });
   });
 }
