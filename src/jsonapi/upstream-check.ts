@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorSource } from './errors.js';
 import { splitList } from './query-parser.js';
-import type { BodyVocabulary, QueryVocabulary, RouteUpstream, UpstreamOperation } from './upstream-surface.js';
+import type { QueryVocabulary, RouteUpstream, UpstreamOperation } from './upstream-surface.js';
 
 export type UpstreamVerdict =
   | { upstream: true }
