@@ -257,7 +257,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([...new Set(disagreements)], []);
     });
 
-    it('answers carry only upstream attributes and relationships; test helpers stay available', async () => {
+    it('answers carry only upstream attributes, relationships and meta; test helpers stay available', async () => {
       const b = builders(t);
       const formId = await b.form({ title: 'Waitlist' });
       const res = await send('GET', `/v1/forms/${formId}`);
@@ -273,6 +273,13 @@ for (const dialect of DIALECTS) {
       assert.ok(list.json().data.every((f: Json) => !('description' in f.attributes)));
       assert.deepEqual(Object.keys(list.json().links).sort(), ['first', 'last', 'next', 'prev', 'self']);
       assert.deepEqual(Object.keys(list.json().meta).sort(), ['current_page', 'total_count', 'total_pages']);
+      const hook = await send('POST', '/v1/hooks', {
+        data: { type: 'hooks', attributes: { event: 'tag_added', target_url: 'http://127.0.0.1:9/in' }, relationships: { site: { data: { type: 'sites', id: String(t.tenant.siteId) } } } },
+      });
+      assert.equal(hook.statusCode, 201, hook.body);
+      assert.deepEqual(Object.keys(hook.json().data.attributes).sort(), ['created_at', 'event', 'resource_id', 'target_url', 'updated_at']);
+      assert.equal(hook.json().data.meta, undefined, 'the signing secret (data.meta) is a sitebiz extension');
+      assert.ok(!('deliveries' in (hook.json().data.relationships ?? {})));
       const helpers = await send('GET', '/v1/test_helpers/requests?page[size]=1');
       assert.equal(helpers.statusCode, 200, helpers.body);
     });

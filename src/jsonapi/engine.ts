@@ -307,7 +307,8 @@ export class JsonApiEngine {
     const created = typeof id === 'number' ? { id, meta: undefined } : id;
     // The record's site is noted already (its targets were found); the show's scope is wider.
     const doc = await this.show(resource, String(created.id), '', withoutSiteNote(principal));
-    if (created.meta) doc.data.meta = created.meta;
+    // data.meta of a write's answer (a hook's signing secret) is a sitebiz extension: none in UPSTREAM_STRICT.
+    if (created.meta && !principal.upstreamOnly) doc.data.meta = created.meta;
     return doc;
   }
 
@@ -393,7 +394,7 @@ export class JsonApiEngine {
     });
     const answerResource = this.registry.get(answer.type);
     const shown = await this.show(answerResource, String(answer.id), '', withoutSiteNote(principal));
-    if (answer.meta) shown.data.meta = answer.meta;
+    if (answer.meta && !principal.upstreamOnly) shown.data.meta = answer.meta;
     return { status: answer.created ? 201 : action.accepted ? 202 : 200, document: shown };
   }
 
