@@ -257,7 +257,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([...new Set(disagreements)], []);
     });
 
-    it('answers carry only upstream attributes, relationships and meta; test helpers stay available', async () => {
+    it('answers carry only upstream attributes, relationships, links and meta; test helpers stay available', async () => {
       const b = builders(t);
       const formId = await b.form({ title: 'Waitlist' });
       const res = await send('GET', `/v1/forms/${formId}`);
@@ -280,6 +280,12 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(Object.keys(hook.json().data.attributes).sort(), ['created_at', 'event', 'resource_id', 'target_url', 'updated_at']);
       assert.equal(hook.json().data.meta, undefined, 'the signing secret (data.meta) is a sitebiz extension');
       assert.ok(!('deliveries' in (hook.json().data.relationships ?? {})));
+      // A relationship's links.related is the related-records route, a sitebiz extension.
+      const contact = await b.contact();
+      const shownContact = (await send('GET', `/v1/contacts/${contact}`)).json().data;
+      assert.deepEqual(shownContact.relationships.tags.links, { self: `${PUBLIC_URL}/v1/contacts/${contact}/relationships/tags` });
+      const linkage = (await send('GET', `/v1/contacts/${contact}/relationships/tags`)).json();
+      assert.deepEqual(linkage.links, { self: `${PUBLIC_URL}/v1/contacts/${contact}/relationships/tags` });
       const helpers = await send('GET', '/v1/test_helpers/requests?page[size]=1');
       assert.equal(helpers.statusCode, 200, helpers.body);
     });

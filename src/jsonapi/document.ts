@@ -40,7 +40,7 @@ export class DocumentRenderer {
     return `${this.baseUrl}/v1/${resourcePath(resource)}/${id}`;
   }
 
-  /** `upstreamOnly`: leave out the attributes and relationships the upstream API lacks (UPSTREAM_STRICT). */
+  /** `upstreamOnly`: leave out the attributes, relationships and links the upstream API lacks (UPSTREAM_STRICT). */
   resourceObject(resource: ResourceDefinition, row: LinkedRow, fields: ReadonlySet<string> | undefined, upstreamOnly = false): ResourceObject {
     const id = String(row.id);
     const attributes: Record<string, unknown> = {};
@@ -65,8 +65,9 @@ export class DocumentRenderer {
       }
       if (relationship.links) {
         const self = this.resourceUrl(resource, id);
+        // `related` is the related-records route, a sitebiz extension (left out when upstreamOnly).
         const toMany = relationship.kind === 'to-many' || relationship.kind === 'to-many-through';
-        member = { ...member, links: toMany ? { self: `${self}/relationships/${name}`, related: `${self}/${name}` } : { self: `${self}/relationships/${name}` } };
+        member = { ...member, links: toMany && !upstreamOnly ? { self: `${self}/relationships/${name}`, related: `${self}/${name}` } : { self: `${self}/relationships/${name}` } };
       }
       if (member) (relationships ??= {})[name] = member;
       if (relationship.resourceLink) {

@@ -280,7 +280,9 @@ export class JsonApiEngine {
     const self = `${this.renderer.resourceUrl(resource, String(id))}/relationships/${name}`;
     const toOne = relationship.kind === 'to-one' || relationship.kind === 'has-one';
     const identifiers = ids.map((target) => ({ type: relationship.type, id: target }));
-    const links = relationship.kind === 'to-many' || relationship.kind === 'to-many-through' ? { self, related: `${this.renderer.resourceUrl(resource, String(id))}/${name}` } : { self };
+    // `related` is the related-records route, a sitebiz extension: not in UPSTREAM_STRICT answers.
+    const toMany = relationship.kind === 'to-many' || relationship.kind === 'to-many-through';
+    const links = toMany && !plan.upstreamOnly ? { self, related: `${this.renderer.resourceUrl(resource, String(id))}/${name}` } : { self };
     return { data: toOne ? (identifiers[0] ?? null) : identifiers, links };
   }
 
