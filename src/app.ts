@@ -39,6 +39,8 @@ import { consolePages } from './console/pages/index.js';
 import { ConsoleSessions } from './console/sessions.js';
 import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
 import { hoistNamedSchemas } from './jsonapi/schema-names.js';
+import { markRoutes, refuseExtensions } from './jsonapi/upstream-check.js';
+import { EXTENSION_ROUTE, UPSTREAM_UNCHECKED, UPSTREAM_WITHOUT_QUERY } from './jsonapi/upstream-surface.js';
 import { healthRoute, type Lifecycle } from './observability/health.js';
 
 declare module 'fastify' {
@@ -217,6 +219,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   sandbox?.journal.install(app);
 
   installErrorHandling(app);
+  // UPSTREAM_STRICT (docs/upstream-strict.md): what only sitebiz has is refused before its handler.
+  if (config.upstreamStrict) refuseExtensions(app);
   refuseControlCharacters(app);
   const addMethodNotAllowedRoutes = trackRoutesForMethodNotAllowed(app);
   acceptJsonBodies(app);
@@ -249,17 +253,28 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // The document does not change once the routes are registered: serialize it once (380 KB
       // take tens of milliseconds of the event loop to stringify).
       let openapiJson: string | undefined;
-      v1.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
+      v1.get('/openapi.json', { schema: { hide: true }, config: { upstream: EXTENSION_ROUTE } }, async (_request, reply) =>
         reply.type('application/json; charset=utf-8').send((openapiJson ??= JSON.stringify(app.swagger()))),
       );
       // The same document in YAML (RFC 9512's media type), for the tools that read YAML.
-      v1.get('/openapi.yaml', { schema: { hide: true } }, async (_request, reply) =>
+      v1.get('/openapi.yaml', { schema: { hide: true }, config: { upstream: EXTENSION_ROUTE } }, async (_request, reply) =>
         reply.type('application/yaml; charset=utf-8').send(app.swagger({ yaml: true })),
       );
-      await v1.register(versionRoute(config.publicUrl));
-      await v1.register(oauthRoutes(tokens, limits));
+      await v1.register(async (upstream) => {
+        markRoutes(upstream, UPSTREAM_WITHOUT_QUERY);
+        await upstream.register(versionRoute(config.publicUrl));
+      });
+      await v1.register(async (upstream) => {
+        markRoutes(upstream, UPSTREAM_UNCHECKED);
+        await upstream.register(oauthRoutes(tokens, limits));
+      });
       await v1.register(async (api) => {
         api.addHook('onRequest', bearerAuthentication(tokens, limits));
+        if (config.upstreamStrict) {
+          api.addHook('onRequest', async (request) => {
+            if (request.principal) request.principal.upstreamOnly = true;
+          });
+        }
         if (sandbox) api.addHook('onRequest', sandbox.faults.inject);
         await api.register(meRoute(engine));
         await api.register(resourceRoutes(engine));

@@ -52,6 +52,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Upstream compatibility: ignore unknown `filter[...]` parameters instead of answering 400. */
   ignoreUnknownFilters: boolean;
+  /** Refuse on /v1 what the upstream API does not define, and answer only what it defines (docs/upstream-strict.md). */
+  upstreamStrict: boolean;
   /** MiB of whole list and show answers each process keeps until their sites' data changes; 0: none. */
   answerCacheMb: number;
   /** `serve`: processes that answer requests (1: the serving process itself, no cluster). */
@@ -156,6 +158,12 @@ export const SETTINGS = {
     flag: 'ignore-unknown-filters',
     description: 'true: ignore unknown filter[...] parameters as upstream does; false: answer 400',
     default: 'false',
+  },
+  upstreamStrict: {
+    env: 'UPSTREAM_STRICT',
+    flag: 'upstream-strict',
+    description: 'on: /v1 refuses what the upstream API does not define (sitebiz extensions) and answers only upstream members; off: extensions served',
+    default: 'off',
   },
   workers: {
     env: 'WORKERS',
@@ -404,6 +412,7 @@ export function loadConfig(
     problems.push(`${raw('ignoreUnknownFilters').origin} must be true or false, got ${JSON.stringify(ignoreRaw)}`);
   }
 
+  const upstreamStrict = onOff('upstreamStrict');
   const workers = parseWorkers(raw('workers'), problems);
   const poolSize = integer('databasePoolSize', 1, 1000);
   const poolerRaw = (raw('databasePooler').value ?? '').trim().toLowerCase();
@@ -457,6 +466,7 @@ export function loadConfig(
     logLevel,
     bodyLimitBytes,
     ignoreUnknownFilters,
+    upstreamStrict,
     answerCacheMb,
     workers,
     rateLimitPerMinute,

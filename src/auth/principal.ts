@@ -40,6 +40,8 @@ export interface Principal {
    * sites sees the requests about its own sites only. Set per API request by authentication.
    */
   touchedSites?: Set<number>;
+  /** UPSTREAM_STRICT: answers carry only what the upstream API has (docs/upstream-strict.md). */
+  upstreamOnly?: boolean;
 }
 
 /** Notes sites a request reached (Principal.touchedSites); nothing for a principal that keeps no note. */

@@ -667,6 +667,10 @@ export interface RequestJournalTable {
   /** The sites the request reached, ",1,2," ("" for none; src/sandbox/site-scope.ts). */
   site_ids: Generated<string>;
   site_count: Generated<number>;
+  /** Whether the upstream API would accept the request (0/1 on SQLite); null for entries older than this column. */
+  upstream: DbBoolean | null;
+  /** Why not ("filter[email_eq] is a sitebiz extension"); null when upstream. */
+  upstream_reason: string | null;
 }
 
 /** Faults injected into an account's requests (POST /v1/test_helpers/faults). */
@@ -759,7 +763,7 @@ export interface Database {
   import_pages: ImportPagesTable;
 }
 
-/** An import (0018_import_checkpoints, src/import/): one source into one account. */
+/** An import (0019_import_checkpoints, src/import/): one source into one account. */
 export interface ImportRunsTable {
   id: Generated<DbId>;
   /** The source's base URL and client id, as `<url> <client_id>`. */

@@ -1,4 +1,4 @@
-// Where an import stands (import_runs, import_pages: 0018_import_checkpoints). A run is one source
+// Where an import stands (import_runs, import_pages: 0019_import_checkpoints). A run is one source
 // (base URL and client id) into one account; it is `running` until every step is written. Each
 // page of a step is checked off in the transaction that writes its records, so after any
 // interruption (Ctrl-C, kill -9, the network gone) a page is either written and checked off or

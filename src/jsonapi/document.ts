@@ -40,16 +40,18 @@ export class DocumentRenderer {
     return `${this.baseUrl}/v1/${resourcePath(resource)}/${id}`;
   }
 
-  resourceObject(resource: ResourceDefinition, row: LinkedRow, fields: ReadonlySet<string> | undefined): ResourceObject {
+  /** `upstreamOnly`: leave out the attributes, relationships and links the upstream API lacks (UPSTREAM_STRICT). */
+  resourceObject(resource: ResourceDefinition, row: LinkedRow, fields: ReadonlySet<string> | undefined, upstreamOnly = false): ResourceObject {
     const id = String(row.id);
     const attributes: Record<string, unknown> = {};
-    for (const [name, read] of this.attributeRenderer(resource, fields)) attributes[name] = read(row);
+    for (const [name, read] of this.attributeRenderer(resource, fields, upstreamOnly)) attributes[name] = read(row);
     const object: ResourceObject = { id, type: resource.type, attributes };
 
     const linkage = row[LINKAGE];
     let relationships: ResourceObject['relationships'];
     let links: Record<string, string> | undefined;
     for (const [name, relationship] of Object.entries(resource.relationships)) {
+      if (upstreamOnly && !relationship.upstream) continue;
       let member: NonNullable<ResourceObject['relationships']>[string] | undefined;
       if (relationship.kind === 'to-one') {
         const fk = row[relationship.foreignKey];
@@ -63,8 +65,9 @@ export class DocumentRenderer {
       }
       if (relationship.links) {
         const self = this.resourceUrl(resource, id);
+        // `related` is the related-records route, a sitebiz extension (left out when upstreamOnly).
         const toMany = relationship.kind === 'to-many' || relationship.kind === 'to-many-through';
-        member = { ...member, links: toMany ? { self: `${self}/relationships/${name}`, related: `${self}/${name}` } : { self: `${self}/relationships/${name}` } };
+        member = { ...member, links: toMany && !upstreamOnly ? { self: `${self}/relationships/${name}`, related: `${self}/${name}` } : { self: `${self}/relationships/${name}` } };
       }
       if (member) (relationships ??= {})[name] = member;
       if (relationship.resourceLink) {
@@ -79,17 +82,17 @@ export class DocumentRenderer {
     return object;
   }
 
-  includedObjects(included: IncludedRecord[], fieldsByType: Map<string, ReadonlySet<string>>): ResourceObject[] {
-    return included.map(({ resource, row }) => this.resourceObject(resource, row, fieldsByType.get(resource.type)));
+  includedObjects(included: IncludedRecord[], fieldsByType: Map<string, ReadonlySet<string>>, upstreamOnly = false): ResourceObject[] {
+    return included.map(({ resource, row }) => this.resourceObject(resource, row, fieldsByType.get(resource.type), upstreamOnly));
   }
 
-  private attributeRenderer(resource: ResourceDefinition, fields: ReadonlySet<string> | undefined): AttributeRenderer {
-    const key = fields ? `${resource.type}|${[...fields].join(',')}` : resource.type;
+  private attributeRenderer(resource: ResourceDefinition, fields: ReadonlySet<string> | undefined, upstreamOnly: boolean): AttributeRenderer {
+    const key = `${upstreamOnly ? 'upstream|' : ''}${fields ? `${resource.type}|${[...fields].join(',')}` : resource.type}`;
     let renderer = this.renderers.get(key);
     if (renderer) return renderer;
     renderer = [];
     for (const [name, a] of Object.entries(resource.attributes)) {
-      if (fields && !fields.has(name)) continue;
+      if ((fields && !fields.has(name)) || (upstreamOnly && !a.upstream.attribute)) continue;
       if (a.compute) {
         const compute = a.compute.value;
         renderer.push([name, (row) => compute(row)]);

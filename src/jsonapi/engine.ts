@@ -161,7 +161,7 @@ export class JsonApiEngine {
     }
     // Who asks matters as much as what: the account, and the permissions that decide which
     // records and types exist for the key (the sites are in the version).
-    const key = version === undefined ? undefined : `${request}\u0000${principal.accountId}\u0000${[...principal.permissions].join(' ')}`;
+    const key = version === undefined ? undefined : `${request}\u0000${principal.accountId}\u0000${[...principal.permissions].join(' ')}\u0000${plan.upstreamOnly}`;
     const cached = key === undefined ? undefined : executor.answers.get(key, version!);
     if (cached) return cached;
     const body = Buffer.from(JSON.stringify(await read()));
@@ -177,7 +177,7 @@ export class JsonApiEngine {
   private async listDocument(executor: Executor, resource: ResourceDefinition, query: ParsedQuery, plan: ListPlan, base: string): Promise<ListDocument> {
     const result = await executor.list(plan);
     const fields = plan.fields.get(resource.type);
-    const data = result.rows.map((row) => this.renderer.resourceObject(resource, row, fields));
+    const data = result.rows.map((row) => this.renderer.resourceObject(resource, row, fields, plan.upstreamOnly));
     let doc: ListDocument;
     if (plan.page.cursor && result.positions && result.more) {
       const scope = { type: resource.type, sort: `${plan.sort.descending ? '-' : ''}${plan.sort.name}`, siteIds: plan.siteIds };
@@ -196,7 +196,7 @@ export class JsonApiEngine {
         meta: { total_pages: totalPages, total_count: result.totalCount, current_page: plan.page.number },
       };
     }
-    if (plan.includes.length > 0) doc.included = this.renderer.includedObjects(result.included, plan.fields);
+    if (plan.includes.length > 0) doc.included = this.renderer.includedObjects(result.included, plan.fields, plan.upstreamOnly);
     return doc;
   }
 
@@ -216,10 +216,10 @@ export class JsonApiEngine {
     const result = id === undefined ? undefined : await executor.show(plan, id);
     const row = result?.rows[0];
     if (!result || !row) throw notFound(`No ${resource.type} record with id ${JSON.stringify(rawId)}`);
-    const data = this.renderer.resourceObject(resource, row, plan.fields.get(resource.type));
+    const data = this.renderer.resourceObject(resource, row, plan.fields.get(resource.type), plan.upstreamOnly);
     const self = path ? `${this.options.publicUrl}${path}` : this.renderer.resourceUrl(resource, data.id);
     const doc: ShowDocument = { data, links: { self, current: `${self}${queryString(query.pairs)}` } };
-    if (plan.includes.length > 0) doc.included = this.renderer.includedObjects(result.included, plan.fields);
+    if (plan.includes.length > 0) doc.included = this.renderer.includedObjects(result.included, plan.fields, plan.upstreamOnly);
     return doc;
   }
 
@@ -280,7 +280,9 @@ export class JsonApiEngine {
     const self = `${this.renderer.resourceUrl(resource, String(id))}/relationships/${name}`;
     const toOne = relationship.kind === 'to-one' || relationship.kind === 'has-one';
     const identifiers = ids.map((target) => ({ type: relationship.type, id: target }));
-    const links = relationship.kind === 'to-many' || relationship.kind === 'to-many-through' ? { self, related: `${this.renderer.resourceUrl(resource, String(id))}/${name}` } : { self };
+    // `related` is the related-records route, a sitebiz extension: not in UPSTREAM_STRICT answers.
+    const toMany = relationship.kind === 'to-many' || relationship.kind === 'to-many-through';
+    const links = toMany && !plan.upstreamOnly ? { self, related: `${this.renderer.resourceUrl(resource, String(id))}/${name}` } : { self };
     return { data: toOne ? (identifiers[0] ?? null) : identifiers, links };
   }
 
@@ -307,7 +309,8 @@ export class JsonApiEngine {
     const created = typeof id === 'number' ? { id, meta: undefined } : id;
     // The record's site is noted already (its targets were found); the show's scope is wider.
     const doc = await this.show(resource, String(created.id), '', withoutSiteNote(principal));
-    if (created.meta) doc.data.meta = created.meta;
+    // data.meta of a write's answer (a hook's signing secret) is a sitebiz extension: none in UPSTREAM_STRICT.
+    if (created.meta && !principal.upstreamOnly) doc.data.meta = created.meta;
     return doc;
   }
 
@@ -393,7 +396,7 @@ export class JsonApiEngine {
     });
     const answerResource = this.registry.get(answer.type);
     const shown = await this.show(answerResource, String(answer.id), '', withoutSiteNote(principal));
-    if (answer.meta) shown.data.meta = answer.meta;
+    if (answer.meta && !principal.upstreamOnly) shown.data.meta = answer.meta;
     return { status: answer.created ? 201 : action.accepted ? 202 : 200, document: shown };
   }
 
@@ -455,7 +458,8 @@ export class JsonApiEngine {
       // Reads inside the transaction go through Kysely on it: the compiled-statement path of the
       // shared executor would run on another connection (PostgreSQL) and miss the uncommitted rows.
       let reader: Executor | undefined;
-      const readAll: Principal = { ...principal, permissions: this.readPermissions };
+      // Webhook payloads show every member, whoever's request made the event.
+      const readAll: Principal = { ...principal, permissions: this.readPermissions, upstreamOnly: false };
       return fn({
         handle,
         principal,

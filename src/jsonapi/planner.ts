@@ -88,6 +88,8 @@ export interface ReadPlan {
   role: string;
   /** The key's permissions: with the sites, which records exist for the request (recordPermissions). */
   permissions: ReadonlySet<string>;
+  /** Render only what the upstream API has (UPSTREAM_STRICT; Principal.upstreamOnly). */
+  upstreamOnly: boolean;
   ctx: QueryContext;
   registry: Registry;
 }
@@ -298,6 +300,7 @@ function planRead(
     userId: options.principal.userId,
     role: options.principal.role,
     permissions: options.principal.permissions,
+    upstreamOnly: options.principal.upstreamOnly === true,
     registry: options.registry,
     ctx: queryContext(options, resource.table),
   };

@@ -66,8 +66,28 @@ export class Registry {
       if (name === 'id') throw new Error(`${where}: ${name} cannot be an attribute`);
       if (a.sortable && name in r.sorts) throw new Error(`${where}: ${name} is both a sortable attribute and a declared sort`);
     }
+    this.checkUpstream(r);
     const { name } = parseSortValue(r.defaultSort);
     if (!this.isSortable(r, name)) throw new Error(`${where}: default sort ${r.defaultSort} is not a sort key`);
     if (r.filters.site_id) throw new Error(`${where}: filter site_id is provided by the engine`);
+  }
+
+  /** The upstream flags name declared things, and what the upstream has leads only to what it has. */
+  private checkUpstream(r: ResourceDefinition): void {
+    const where = `resource ${r.type}`;
+    if (r.upstream === false) return;
+    for (const sort of r.upstream.sorts ?? []) {
+      if (!(sort in r.sorts)) throw new Error(`${where}: upstream sort ${sort} is not one of its sorts`);
+    }
+    for (const [name, rel] of Object.entries(r.relationships)) {
+      if (rel.upstream && this.byType.get(rel.type)!.upstream === false) {
+        throw new Error(`${where}: relationship ${name} is flagged upstream but leads to ${rel.type}, which the upstream lacks`);
+      }
+    }
+    for (const [name, a] of Object.entries(r.attributes)) {
+      if (!a.upstream.attribute && (a.upstream.sort || a.upstream.predicates.length > 0)) {
+        throw new Error(`${where}: attribute ${name} is a sitebiz extension, so its sorts and filters are too`);
+      }
+    }
   }
 }

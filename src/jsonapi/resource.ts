@@ -45,6 +45,15 @@ export interface AttributeDef {
   sql: ((eb: AnyEB, ctx: QueryContext) => AliasableExpression<unknown>) | undefined;
   /** Writes may also give the whole number as a string of digits (it names a record, and JSON:API ids are strings). */
   acceptsDigitString: boolean;
+  /** What the upstream API has of this attribute (docs/upstream-strict.md): the rest is a sitebiz extension. */
+  upstream: UpstreamAttribute;
+}
+
+/** The upstream's share of an attribute: whether its records show it, and which sorts and filters of it it takes. */
+export interface UpstreamAttribute {
+  attribute: boolean;
+  sort: boolean;
+  predicates: readonly PredicateSuffix[];
 }
 
 interface AttributeOptions {
@@ -60,6 +69,12 @@ interface AttributeOptions {
   sql?: (eb: AnyEB, ctx: QueryContext) => AliasableExpression<unknown>;
   /** Integer attributes naming a record: accept `"123"` as well as `123` in request bodies. */
   acceptsDigitString?: boolean;
+  /**
+   * What the upstream API has of it. Left out: the attribute, but none of its sorts and filters;
+   * `{ sort: true, filter: ['cont'] }`: also `sort=<name>` and `filter[<name>_cont]`; `false`: not
+   * even the attribute (a sitebiz extension, left out of answers in UPSTREAM_STRICT mode).
+   */
+  upstream?: false | { sort?: boolean; filter?: readonly PredicateSuffix[] };
 }
 
 function attribute(type: AttributeType, options: AttributeOptions = {}): AttributeDef {
@@ -70,6 +85,11 @@ function attribute(type: AttributeType, options: AttributeOptions = {}): Attribu
   for (const p of predicates) {
     if (!all.includes(p)) throw new Error(`predicate _${p} does not apply to ${type} attributes`);
   }
+  const upstream = options.upstream;
+  for (const p of (upstream && upstream.filter) || []) {
+    if (!predicates.includes(p)) throw new Error(`upstream predicate _${p} is not one the attribute takes`);
+  }
+  if (upstream && upstream.sort && !options.sort) throw new Error('an upstream sort needs sort: true');
   return {
     type,
     column: options.column ?? '',
@@ -81,6 +101,7 @@ function attribute(type: AttributeType, options: AttributeOptions = {}): Attribu
     compute: undefined,
     sql: options.sql,
     acceptsDigitString: options.acceptsDigitString ?? false,
+    upstream: { attribute: upstream !== false, sort: (upstream && upstream.sort) === true, predicates: (upstream && upstream.filter) || [] },
   };
 }
 
@@ -98,7 +119,7 @@ export const attr = {
     type: AttributeType,
     columns: readonly string[],
     value: (row: Record<string, unknown>) => unknown,
-    o: { description?: string; nullable?: boolean; store?: (value: unknown) => Record<string, unknown> } = {},
+    o: { description?: string; nullable?: boolean; upstream?: false; store?: (value: unknown) => Record<string, unknown> } = {},
   ): AttributeDef => ({
     ...attribute(type, o),
     column: '',
@@ -122,6 +143,11 @@ interface RelationshipBase {
   where: ((eb: AnyEB, ctx: QueryContext) => Condition) | undefined;
   /** POST, PATCH and DELETE on `/v1/<type>/<id>/relationships/<name>` (to-many only). */
   write: RelationshipWriteDef | undefined;
+  /**
+   * Whether the upstream API has it: in its records, as an include path, and (with `links`) its
+   * relationship routes. False: a sitebiz extension (docs/upstream-strict.md).
+   */
+  upstream: boolean;
 }
 
 export type RelationshipDef =
@@ -165,6 +191,8 @@ interface RelationshipOptions {
   where?: (eb: AnyEB, ctx: QueryContext) => Condition;
   /** Writes of the relationship endpoint (to-many only). */
   write?: RelationshipWriteDef;
+  /** false: the upstream API lacks this relationship (a sitebiz extension). */
+  upstream?: false;
 }
 
 const base = (type: string, o: RelationshipOptions): RelationshipBase => ({
@@ -173,6 +201,7 @@ const base = (type: string, o: RelationshipOptions): RelationshipBase => ({
   resourceLink: o.resourceLink ?? false,
   where: o.where,
   write: o.write,
+  upstream: o.upstream !== false,
 });
 
 export const rel = {
@@ -310,6 +339,8 @@ export interface NamedFilterDef {
    * `ctx.probe`. Runs once per request, after the value is checked.
    */
   probe: ((value: never, scope: ProbeScope) => Promise<unknown>) | undefined;
+  /** Whether the upstream's list takes it; false: a sitebiz extension (docs/upstream-strict.md). */
+  upstream: boolean;
 }
 
 /** A named filter, `filter[<name>]=<value>`; the value is checked and coerced before `where` runs. */
@@ -320,6 +351,8 @@ export function namedFilter<K extends FilterValueKind>(
   options: {
     references?: K extends 'id' | 'ids' ? string : never;
     probe?: (value: FilterValue<K>, scope: ProbeScope) => Promise<unknown>;
+    /** false: the upstream API has no such filter (a sitebiz extension). */
+    upstream?: false;
   } = {},
 ): NamedFilterDef {
   return {
@@ -328,6 +361,7 @@ export function namedFilter<K extends FilterValueKind>(
     where: where as NamedFilterDef['where'],
     references: options.references,
     probe: options.probe as NamedFilterDef['probe'],
+    upstream: options.upstream !== false,
   };
 }
 
@@ -437,6 +471,12 @@ export interface ResourceDefinition {
   /** Mounts `POST /v1/<type>/<id>/<name>` for each (see ActionDef). */
   actions: Record<string, ActionDef>;
   /**
+   * What of this resource's routes and query parameters the upstream API has (docs/upstream-strict.md;
+   * attributes, relationships and filters say it of themselves); `false`: none, the whole
+   * resource is a sitebiz extension.
+   */
+  upstream: UpstreamResource | false;
+  /**
    * Records that a key sees, within its sites, only with further permissions, chosen by the value
    * of one column: a record whose `column` holds a value listed in `permissions` is seen by keys
    * holding every permission listed for that value, a record with any other value by none. Lists,
@@ -445,6 +485,25 @@ export interface ResourceDefinition {
    * records its payload shows.)
    */
   recordPermissions?: RecordPermissionsDef;
+}
+
+/** Query parameters of the upstream's list operation, beside its filters. */
+export type UpstreamListParameter = 'sort' | 'page[number]' | 'page[size]' | 'fields';
+/** Query parameters of the upstream's show operation. */
+export type UpstreamShowParameter = 'fields' | 'include' | 'filter[site_id]';
+
+/**
+ * The upstream's operations of a resource, where they differ from what most of them take. Every
+ * list, show and write the resource declares is an upstream operation, and so is every action
+ * unless its ActionDef says `upstream: false`.
+ */
+export interface UpstreamResource {
+  /** Parameters of its list besides filters (default: sort, page[number], page[size], fields). */
+  list?: readonly UpstreamListParameter[];
+  /** Parameters of its show (default: fields, include). */
+  show?: readonly UpstreamShowParameter[];
+  /** The `sorts` (sort keys that are not attributes) its list takes. */
+  sorts?: readonly string[];
 }
 
 export interface RecordPermissionsDef {
@@ -589,6 +648,8 @@ export interface ActionDef {
    * redelivery, made by the delivery worker). The body is still the acted-on record, as it is now.
    */
   accepted?: boolean;
+  /** false: the upstream API has no such action (a sitebiz extension). */
+  upstream?: false;
 }
 
 export type ResourceInput = Pick<ResourceDefinition, 'type' | 'table' | 'description' | 'readPermission' | 'tenancy'> &
@@ -620,6 +681,7 @@ export function defineResource(input: ResourceInput): ResourceDefinition {
     defaultSort: 'id',
     routes: { list: true, show: true },
     write: undefined,
+    upstream: {},
     ...input,
     attributes,
     relationships: declarations(input.relationships),

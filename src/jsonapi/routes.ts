@@ -16,6 +16,7 @@ import {
   showRouteSchema,
   updateRouteSchema,
 } from './route-schemas.js';
+import { actionUpstream, deleteUpstream, EXTENSION_ROUTE, listUpstream, relationshipUpstream, showUpstream, writeUpstream } from './upstream-surface.js';
 
 /** The raw query string of a request, without `?`. */
 export function rawQueryOf(request: FastifyRequest): string {
@@ -44,10 +45,11 @@ export async function refuseQueryParameters(request: FastifyRequest): Promise<vo
  */
 export function resourceRoutes(engine: JsonApiEngine, pathPrefix?: string) {
   return async function register(app: FastifyInstance): Promise<void> {
-    for (const resource of engine.registry.all()) {
+    const registry = engine.registry;
+    for (const resource of registry.all()) {
       if (resource.pathPrefix !== pathPrefix) continue;
       if (resource.routes.list) {
-        app.get(`/${resource.type}`, { schema: listRouteSchema(engine.registry, resource) }, async (request, reply) => {
+        app.get(`/${resource.type}`, { schema: listRouteSchema(registry, resource), config: { upstream: listUpstream(registry, resource) } }, async (request, reply) => {
           const answer = await engine.listAnswer(resource, rawQueryOf(request), principalOf(request));
           return reply.type(JSONAPI_MEDIA_TYPE).header('etag', answer.etag).send(answer.body);
         });
@@ -56,7 +58,7 @@ export function resourceRoutes(engine: JsonApiEngine, pathPrefix?: string) {
         if (!relationship.links) continue;
         app.get<{ Params: { id: string } }>(
           `/${resource.type}/:id/relationships/${name}`,
-          { schema: relationshipRouteSchema(resource, name, relationship) },
+          { schema: relationshipRouteSchema(resource, name, relationship), config: { upstream: relationshipUpstream(resource, name) } },
           async (request, reply) => {
             const doc = await engine.relationship(resource, request.params.id, name, rawQueryOf(request), principalOf(request));
             return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
@@ -66,7 +68,8 @@ export function resourceRoutes(engine: JsonApiEngine, pathPrefix?: string) {
           const target = engine.registry.get(relationship.type);
           app.get<{ Params: { id: string } }>(
             `/${resource.type}/:id/${name}`,
-            { schema: relatedRouteSchema(engine.registry, resource, name, target) },
+            // Related-record routes are a sitebiz extension (the seed's links.related).
+            { schema: relatedRouteSchema(engine.registry, resource, name, target), config: { upstream: EXTENSION_ROUTE } },
             async (request, reply) => {
               const doc = await engine.related(resource, request.params.id, name, rawQueryOf(request), principalOf(request));
               return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
@@ -77,7 +80,7 @@ export function resourceRoutes(engine: JsonApiEngine, pathPrefix?: string) {
       if (resource.routes.show) {
         app.get<{ Params: { id: string } }>(
           `/${resource.type}/:id`,
-          { schema: showRouteSchema(engine.registry, resource) },
+          { schema: showRouteSchema(engine.registry, resource), config: { upstream: showUpstream(registry, resource) } },
           async (request, reply) => {
             const answer = await engine.showAnswer(resource, request.params.id, rawQueryOf(request), principalOf(request));
             return reply.type(JSONAPI_MEDIA_TYPE).header('etag', answer.etag).send(answer.body);
@@ -86,7 +89,8 @@ export function resourceRoutes(engine: JsonApiEngine, pathPrefix?: string) {
       }
       const write = resource.write;
       if (write?.create) {
-        app.post(`/${resource.type}`, { schema: createRouteSchema(engine.registry, resource, write.rules), onRequest: refuseQueryParameters }, async (request, reply) => {
+        const config = { upstream: writeUpstream(resource, write.rules) };
+        app.post(`/${resource.type}`, { schema: createRouteSchema(engine.registry, resource, write.rules), config, onRequest: refuseQueryParameters }, async (request, reply) => {
           const doc = await engine.create(resource, request.body, principalOf(request));
           return reply.code(201).header('location', doc.links.self).type(JSONAPI_MEDIA_TYPE).send(doc);
         });
@@ -94,7 +98,11 @@ export function resourceRoutes(engine: JsonApiEngine, pathPrefix?: string) {
       if (write?.update) {
         app.patch<{ Params: { id: string } }>(
           `/${resource.type}/:id`,
-          { schema: updateRouteSchema(engine.registry, resource, write.updateRules ?? write.rules), onRequest: refuseQueryParameters },
+          {
+            schema: updateRouteSchema(engine.registry, resource, write.updateRules ?? write.rules),
+            config: { upstream: writeUpstream(resource, write.updateRules ?? write.rules) },
+            onRequest: refuseQueryParameters,
+          },
           async (request, reply) => {
             const doc = await engine.update(resource, request.params.id, request.body, principalOf(request));
             return reply.type(JSONAPI_MEDIA_TYPE).send(doc);
@@ -104,7 +112,7 @@ export function resourceRoutes(engine: JsonApiEngine, pathPrefix?: string) {
       if (write?.delete) {
         app.delete<{ Params: { id: string } }>(
           `/${resource.type}/:id`,
-          { schema: deleteRouteSchema(engine.registry, resource), onRequest: refuseQueryParameters },
+          { schema: deleteRouteSchema(engine.registry, resource), config: { upstream: deleteUpstream(resource) }, onRequest: refuseQueryParameters },
           async (request, reply) => {
             const doc = await engine.delete(resource, request.params.id, principalOf(request));
             if (write.deleteAnswer === 'no-content') return reply.code(204).send();
@@ -127,6 +135,7 @@ export function resourceRoutes(engine: JsonApiEngine, pathPrefix?: string) {
             method,
             url,
             schema: relationshipWriteRouteSchema(resource, name, relationship, operation),
+            config: { upstream: relationshipUpstream(resource, name) },
             onRequest: refuseQueryParameters,
             handler: async (request, reply) => {
               const doc = await engine.writeRelationship(resource, request.params.id, name, operation, request.body, principalOf(request));
@@ -138,7 +147,7 @@ export function resourceRoutes(engine: JsonApiEngine, pathPrefix?: string) {
       for (const [name, action] of Object.entries(resource.actions)) {
         app.post<{ Params: { id: string } }>(
           `/${resource.type}/:id/${name}`,
-          { schema: actionRouteSchema(engine.registry, resource, name, action), onRequest: refuseQueryParameters },
+          { schema: actionRouteSchema(engine.registry, resource, name, action), config: { upstream: actionUpstream(registry, resource, action) }, onRequest: refuseQueryParameters },
           async (request, reply) => {
             const { status, document } = await engine.action(resource, request.params.id, name, request.body, principalOf(request));
             if (status === 201) reply.header('location', document.links.self);

@@ -97,13 +97,14 @@ function engagement(eb: AnyEB, s: Subject, ctx: QueryContext, segment: 'healthy'
 /** true keeps records meeting the condition; false keeps the others. */
 const flag = (eb: AnyEB, value: boolean, condition: Cond): Cond => (value ? condition : eb.not(condition));
 
+// The last column: whether the upstream has `<kind>_email_broadcast_id` (it has every `no_` one).
 const BROADCAST_EVENTS = [
-  ['sent', 'sent', 'were sent'],
-  ['delivered', 'delivered', 'received'],
-  ['opened', 'opened', 'opened'],
-  ['clicked', 'clicked', 'clicked a link in'],
-  ['bounced', 'bounced', 'bounced on'],
-  ['dropped', 'dropped', 'had dropped (not sent by the mail provider)'],
+  ['sent', 'sent', 'were sent', true],
+  ['delivered', 'delivered', 'received', false],
+  ['opened', 'opened', 'opened', true],
+  ['clicked', 'clicked', 'clicked a link in', true],
+  ['bounced', 'bounced', 'bounced on', true],
+  ['dropped', 'dropped', 'had dropped (not sent by the mail provider)', true],
 ] as const;
 
 const EMAIL_ACTIVITY = [
@@ -179,6 +180,7 @@ export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> 
             ]),
           ),
         ),
+      { upstream: false },
     ),
 
     // --- Tags -----------------------------------------------------------------------------------
@@ -317,9 +319,9 @@ export function contactFilterFamily(s: Subject): Record<string, NamedFilterDef> 
       text,
     ]);
   }
-  for (const [kind, , verb] of BROADCAST_EVENTS) {
+  for (const [kind, , verb, upstream] of BROADCAST_EVENTS) {
     filters[`${kind}_email_broadcast_id`] = namedFilter('ids', `${n}s who ${verb} the email broadcast`, (eb, ids) =>
-      broadcastEvent(eb, s, kind, ids), { references: 'email_broadcasts' });
+      broadcastEvent(eb, s, kind, ids), { references: 'email_broadcasts', ...(upstream ? {} : { upstream: false }) });
     filters[`no_${kind}_email_broadcast_id`] = namedFilter('ids', `${n}s who never ${verb} the email broadcast`, (eb, ids) =>
       eb.not(broadcastEvent(eb, s, kind, ids)), { references: 'email_broadcasts' });
   }

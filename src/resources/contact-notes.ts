@@ -10,10 +10,11 @@ export const contactNotes = defineResource({
   defaultSort: '-created_at',
   attributes: {
     body: attr.string({ filter: ['cont'], description: 'Text of the note' }),
-    created_at: attr.datetime({ sort: true }),
-    updated_at: attr.datetime({ sort: true }),
+    created_at: attr.datetime({ sort: true, upstream: { sort: true } }),
+    updated_at: attr.datetime({ sort: true, upstream: { sort: true } }),
   },
   relationships: { contact: rel.toOne('contacts', 'contact_id') },
+  upstream: { list: ['sort', 'page[number]', 'page[size]'] },
   filters: {
     contact_id: namedFilter('id', 'Notes of one contact', (eb, id) => eb('contact_notes.contact_id', '=', id), { references: 'contacts' }),
   },

@@ -8,7 +8,8 @@ export const contactTags = defineResource({
   tenancy: { kind: 'site', column: 'site_id' },
   defaultSort: 'name',
   attributes: {
-    name: attr.string({ sort: true, filter: ['eq', 'cont', 'start', 'end'], description: 'Tag name, unique within the site' }),
+    name: attr.string({ sort: true, filter: ['eq', 'cont', 'start', 'end'], upstream: { sort: true, filter: ['cont'] }, description: 'Tag name, unique within the site' }),
   },
   relationships: { site: rel.toOne('sites', 'site_id') },
+  upstream: { show: [] },
 });

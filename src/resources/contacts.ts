@@ -17,8 +17,8 @@ export const contacts = defineResource({
   tenancy: { kind: 'site', column: 'site_id' },
   defaultSort: '-created_at',
   attributes: {
-    name: attr.string({ sort: true, description: 'Full name' }),
-    email: attr.string({ sort: true, description: 'Email address, lower-cased' }),
+    name: attr.string({ sort: true, description: 'Full name', upstream: { sort: true } }),
+    email: attr.string({ sort: true, description: 'Email address, lower-cased', upstream: { sort: true } }),
     address_line_1: text('Street address'),
     address_line_2: text('Apartment, suite or unit'),
     address_city: text('City'),
@@ -37,7 +37,7 @@ export const contacts = defineResource({
     custom_1: text('Value of the custom field with handle custom_1'),
     custom_2: text('Value of the custom field with handle custom_2'),
     custom_3: text('Value of the custom field with handle custom_3'),
-    created_at: attr.datetime({ sort: true }),
+    created_at: attr.datetime({ sort: true, upstream: { sort: true } }),
     updated_at: attr.datetime(),
   },
   relationships: {

@@ -16,8 +16,8 @@ export const courses = defineResource({
   tenancy: { kind: 'site', column: 'site_id' },
   defaultSort: 'title',
   attributes: {
-    title: attr.string({ sort: true, filter: ['eq', 'cont'] }),
-    description: attr.string({ nullable: true, filter: ['cont'] }),
+    title: attr.string({ sort: true, filter: ['eq', 'cont'], upstream: { sort: true, filter: ['cont'] } }),
+    description: attr.string({ nullable: true, filter: ['cont'], upstream: { filter: ['cont'] } }),
     created_at: attr.datetime({ sort: true }),
     thumbnail_url: attr.string({ nullable: true }),
   },
@@ -28,6 +28,7 @@ export const courses = defineResource({
     modules: rel.toMany('modules', 'course_id'),
     lessons: rel.toMany('lessons', 'course_id'),
   },
+  upstream: { show: ['include'] },
   filters: {
     // publish_status filters but is not rendered: the upstream schema has no such attribute.
     publish_status_eq: namedFilter('string', 'Courses whose publish status equals the value (published or draft)', (eb, value) =>

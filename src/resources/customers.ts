@@ -22,8 +22,8 @@ export const customers = defineResource({
   tenancy: { kind: 'site', column: 'site_id' },
   defaultSort: '-created_at',
   attributes: {
-    name: attr.string({ sort: true, description: 'Full name; generated from the email when left blank' }),
-    email: attr.string({ sort: true, description: 'Email, unique within the site, lower-cased and stripped' }),
+    name: attr.string({ sort: true, upstream: { sort: true }, description: 'Full name; generated from the email when left blank' }),
+    email: attr.string({ sort: true, upstream: { sort: true }, description: 'Email, unique within the site, lower-cased and stripped' }),
     avatar: attr.computed('string', ['avatar_url', 'email'], (row) => avatarFor(row.avatar_url, row.email), {
       nullable: true,
       description: 'Custom avatar, else a Gravatar URL that falls back to a blank image',
@@ -40,14 +40,15 @@ export const customers = defineResource({
       store: (value) => ({ net_revenue_cents: decimalToCents(String(value ?? '0')) }),
     }),
     sign_in_count: attr.integer(),
-    last_request_at: attr.datetime({ sort: true, nullable: true, description: 'Most recent activity' }),
+    last_request_at: attr.datetime({ sort: true, upstream: { sort: true }, nullable: true, description: 'Most recent activity' }),
     bounced_at: attr.datetime({ nullable: true, description: 'When the email started bouncing; reset when the email changes' }),
-    created_at: attr.datetime({ sort: true }),
+    created_at: attr.datetime({ sort: true, upstream: { sort: true } }),
     updated_at: attr.datetime(),
   },
   sorts: {
     net_revenue: (eb) => eb.ref('customers.net_revenue_cents'),
   },
+  upstream: { sorts: ['net_revenue'] },
   relationships: {
     site: rel.toOne('sites', 'site_id'),
     contact: rel.toOne('contacts', 'contact_id', { resourceLink: true }),

@@ -6,7 +6,8 @@
 import { createEmailBroadcast, EMAIL_ACTIVITY_KINDS } from '../domain/email-activity.js';
 import { attr, defineResource, namedFilter, rel } from '../jsonapi/resource.js';
 
-const SANDBOX = { pathPrefix: 'test_helpers', tag: 'Sandbox' } as const;
+// Test helpers: a sitebiz extension (docs/upstream-strict.md).
+const SANDBOX = { pathPrefix: 'test_helpers', tag: 'Sandbox', upstream: false } as const;
 const PERMISSION = 'manage:sandbox';
 
 export const emailBroadcasts = defineResource({

@@ -12,6 +12,7 @@ import { attr, defineResource, rel } from '../jsonapi/resource.js';
 
 export const events = defineResource({
   type: 'events',
+  upstream: false, // a sitebiz extension (docs/upstream-strict.md)
   table: 'outbox_events',
   description:
     'Webhook events (a sitebiz extension): everything the site\'s hooks were or would have been sent, newest first, each with its payload as deliveries carry it. ' +

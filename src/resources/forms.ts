@@ -9,8 +9,8 @@ export const forms = defineResource({
   tenancy: { kind: 'site', column: 'site_id' },
   defaultSort: 'title',
   attributes: {
-    title: attr.string({ sort: true, nullable: true, filter: ['eq', 'cont'] }),
-    description: attr.string({ nullable: true, description: 'Text shown above the form' }),
+    title: attr.string({ sort: true, nullable: true, filter: ['eq', 'cont'], upstream: { sort: true, filter: ['cont'] } }),
+    description: attr.string({ nullable: true, description: 'Text shown above the form', upstream: false }),
     default: attr.boolean({ column: 'is_default', description: 'The site’s default form' }),
     // The column is text on both databases (JSON written as text), so it is parsed here rather
     // than by the json codec, which expects PostgreSQL to hand back parsed jsonb.
@@ -75,8 +75,8 @@ export const formSubmissions = defineResource({
   tenancy: { kind: 'site', column: 'site_id' },
   defaultSort: '-created_at',
   attributes: {
-    name: attr.string({ sort: true, filter: ['cont'] }),
-    email: attr.string({ sort: true, filter: ['eq', 'cont'] }),
+    name: attr.string({ sort: true, filter: ['cont'], upstream: { sort: true } }),
+    email: attr.string({ sort: true, filter: ['eq', 'cont'], upstream: { sort: true } }),
     phone_number: text(),
     business_number: text(),
     address_line_1: text(),
@@ -90,6 +90,7 @@ export const formSubmissions = defineResource({
     custom_3: text(),
   },
   sorts: { created_at: (eb) => eb.ref('form_submissions.created_at') },
+  upstream: { list: ['sort', 'page[number]', 'page[size]'], show: ['include'], sorts: ['created_at'] },
   relationships: {
     site: rel.toOne('sites', 'site_id'),
     form: rel.toOne('forms', 'form_id'),

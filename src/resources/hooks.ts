@@ -12,6 +12,7 @@ export const hooks = defineResource({
   attributes: {
     event: attr.string({
       filter: ['eq', 'in'],
+      upstream: { filter: ['eq'] },
       enum: HOOK_EVENT_NAMES,
     }),
     target_url: attr.string({ description: 'Where events are posted: an absolute http or https URL' }),
@@ -25,12 +26,14 @@ export const hooks = defineResource({
     updated_at: attr.datetime(),
     disabled_at: attr.datetime({
       nullable: true,
+      upstream: false,
       filter: ['null'],
       description:
         'When the hook was disabled (a sitebiz extension): because every delivery failed for 5 days, or from the start (the demo\'s hooks, whose hosts are made up); nothing is delivered to it until POST /v1/hooks/{id}/enable. Null while it is enabled',
     }),
     failing_since: attr.datetime({
       nullable: true,
+      upstream: false,
       description:
         'When the hook\'s current run of failed deliveries began (a sitebiz extension): set by the first failure after a success, cleared by a success or by POST /v1/hooks/{id}/enable; a hook still failing 5 days later is disabled. Null while its deliveries succeed',
     }),
@@ -38,8 +41,9 @@ export const hooks = defineResource({
   relationships: {
     site: rel.toOne('sites', 'site_id'),
     // GET /v1/hooks/{id}/deliveries: the hook's delivery log, newest first (never rendered as linkage: it grows with every event).
-    deliveries: rel.toMany('webhook_deliveries', 'hook_id', { links: true, linkage: false }),
+    deliveries: rel.toMany('webhook_deliveries', 'hook_id', { links: true, linkage: false, upstream: false }),
   },
+  upstream: { list: ['page[number]', 'page[size]'], show: [] },
   write: {
     // Creating a hook also needs the read permissions of its event (src/domain/hooks.ts).
     permission: 'manage:hooks',
@@ -56,6 +60,7 @@ export const hooks = defineResource({
       description:
         'Gives the hook a new signing secret, answered once in data.meta.signing_secret (an extension of sitebiz). For 24 hours deliveries are signed with the new and the previous secret.',
       run: rotateHookSecret,
+      upstream: false,
       answerMeta: { signing_secret: 'The new signing secret (whsec_...), shown only in this answer' },
     },
     enable: {
@@ -63,6 +68,7 @@ export const hooks = defineResource({
       description:
         'Turns a disabled hook on again (a sitebiz extension): disabled_at and failing_since are cleared and events from now on are delivered to it. An enabled hook answers 200 unchanged.',
       run: enableHook,
+      upstream: false,
     },
   },
 });

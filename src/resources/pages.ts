@@ -12,13 +12,14 @@ export const landingPages = defineResource({
   tenancy: { kind: 'site', column: 'site_id', siteFilter: 'optional' },
   defaultSort: 'title',
   attributes: {
-    title: attr.string({ sort: true, filter: SUFFIXES }),
+    title: attr.string({ sort: true, filter: SUFFIXES, upstream: { sort: true, filter: ['cont'] } }),
     url: attr.string(),
     publish_at: attr.datetime({ sort: true, nullable: true, filter: [...SUFFIXES, 'null'], description: 'When the page goes (or went) live; null: never' }),
     created_at: attr.datetime({ sort: true, filter: SUFFIXES }),
     updated_at: attr.datetime({ sort: true, filter: SUFFIXES }),
   },
   relationships: { site: rel.toOne('sites', 'site_id') },
+  upstream: { show: ['fields'] },
   filters: {
     published: namedFilter('boolean', 'true: pages whose publish_at has passed; false: drafts and pages scheduled for later', (eb, value, ctx) => {
       const live = eb.and([eb('landing_pages.publish_at', 'is not', null), eb('landing_pages.publish_at', '<=', ctx.traits.encodeTimestamp(ctx.now))]);
@@ -37,10 +38,11 @@ export const websitePages = defineResource({
   attributes: {
     title: attr.string({ sort: true, filter: ['eq', 'cont'] }),
     url: attr.string({ nullable: true }),
-    created_at: attr.datetime({ sort: true }),
+    created_at: attr.datetime({ sort: true, upstream: { sort: true } }),
     updated_at: attr.datetime({ sort: true }),
   },
   relationships: { site: rel.toOne('sites', 'site_id') },
+  upstream: { show: ['fields'] },
 });
 
 export const blogs = defineResource({
@@ -63,7 +65,7 @@ export const blogPosts = defineResource({
   tenancy: { kind: 'site', column: 'site_id', siteFilter: 'optional' },
   defaultSort: '-published_at',
   attributes: {
-    title: attr.string({ sort: true, filter: ['eq', 'cont'] }),
+    title: attr.string({ sort: true, filter: ['eq', 'cont'], upstream: { sort: true, filter: ['cont'] } }),
     url: attr.string(),
     content: attr.string({ description: 'HTML body' }),
     slug: attr.string({ filter: ['eq'] }),
@@ -74,6 +76,7 @@ export const blogPosts = defineResource({
     updated_at: attr.datetime(),
   },
   // site: a sitebiz extension, so a list spanning sites says each post's site.
-  relationships: { blog: rel.toOne('blogs', 'blog_id'), site: rel.toOne('sites', 'site_id') },
+  relationships: { blog: rel.toOne('blogs', 'blog_id'), site: rel.toOne('sites', 'site_id', { upstream: false }) },
+  upstream: { show: ['fields'] },
 });
 

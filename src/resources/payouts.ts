@@ -24,6 +24,7 @@ export const kajabiPaymentsPayouts = defineResource({
     estimated_arrival_date: attr.datetime({ column: 'estimated_arrival_at', sort: true, description: 'Expected arrival (UTC)' }),
     bank_account: attr.string({ column: 'destination', description: 'Bank and last digits of the account' }),
   },
+  upstream: { list: ['page[number]'], show: ['filter[site_id]'] },
   filters: {
     status: namedFilter('string', `Payouts in one status: ${STATUSES.join(', ')} (case ignored)`, (eb, value) =>
       eb('kajabi_payments_payouts.status', '=', value.trim().toLowerCase().replace(/\s+/g, '_')),

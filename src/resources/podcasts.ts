@@ -8,13 +8,13 @@ export const podcasts = defineResource({
   tenancy: { kind: 'site', column: 'site_id' },
   defaultSort: 'title',
   attributes: {
-    title: attr.string({ sort: true, filter: ['eq', 'cont'] }),
+    title: attr.string({ sort: true, filter: ['eq', 'cont'], upstream: { sort: true, filter: ['eq', 'cont'] } }),
     description: attr.string(),
     language: attr.string({ description: 'Language code, such as en' }),
     owner_email: attr.string(),
     author: attr.string({ nullable: true }),
-    status: attr.string({ sort: true, filter: ['eq'], enum: ['ready', 'importing', 'failed'] }),
-    show_type: attr.string({ filter: ['eq'], enum: ['episodic', 'serial'] }),
+    status: attr.string({ sort: true, filter: ['eq'], upstream: { filter: ['eq'] }, enum: ['ready', 'importing', 'failed'] }),
+    show_type: attr.string({ filter: ['eq'], upstream: { filter: ['eq'] }, enum: ['episodic', 'serial'] }),
     thumbnail_url: attr.string({ nullable: true }),
     cover_art_url: attr.string({ nullable: true }),
     categories: attr.json({ description: 'Category names' }),
@@ -30,8 +30,9 @@ export const podcasts = defineResource({
   },
   relationships: {
     site: rel.toOne('sites', 'site_id'),
-    episodes: rel.toMany('podcast_episodes', 'podcast_id', { linkage: false }),
+    episodes: rel.toMany('podcast_episodes', 'podcast_id', { linkage: false, upstream: false }),
   },
+  upstream: { show: [] },
 });
 
 export const podcastEpisodes = defineResource({

@@ -8,10 +8,10 @@ export const products = defineResource({
   tenancy: { kind: 'site', column: 'site_id' },
   defaultSort: 'title',
   attributes: {
-    title: attr.string({ sort: true, filter: ['eq', 'cont', 'start'] }),
-    description: attr.string({ sort: true, nullable: true, filter: ['cont'] }),
+    title: attr.string({ sort: true, filter: ['eq', 'cont', 'start'], upstream: { sort: true, filter: ['cont'] } }),
+    description: attr.string({ sort: true, nullable: true, filter: ['cont'], upstream: { sort: true, filter: ['cont'] } }),
     created_at: attr.datetime({ sort: true, filter: ['gt', 'gte', 'lt', 'lte'] }),
-    status: attr.string({ sort: true, filter: ['eq', 'in'], enum: ['ready', 'processing', 'draft'] }),
+    status: attr.string({ sort: true, filter: ['eq', 'in'], upstream: { sort: true, filter: ['eq'] }, enum: ['ready', 'processing', 'draft'] }),
     members_aggregate_count: attr.integer({
       description: 'Members with current access (memberships that have not ended)',
       // Kept by triggers on memberships (src/db/site-counters.ts), not counted per request.
@@ -24,6 +24,7 @@ export const products = defineResource({
     url: attr.string({ nullable: true }),
   },
   relationships: { site: rel.toOne('sites', 'site_id') },
+  upstream: { show: ['fields'] },
   filters: {
     exclude_product_types: namedFilter(
       'strings',

@@ -21,11 +21,11 @@ export const purchases = defineResource({
     billing_address_zip: attr.string({ nullable: true }),
     deactivated_at: attr.datetime({ nullable: true, filter: ['null', 'gt', 'lt'] }),
     deactivation_reason: attr.string({ nullable: true }),
-    coupon_code: attr.string({ nullable: true, filter: ['eq', 'cont', 'null'] }),
+    coupon_code: attr.string({ nullable: true, filter: ['eq', 'cont', 'null'], upstream: { filter: ['eq'] } }),
     source: attr.string({ nullable: true, filter: ['eq'] }),
     referrer: attr.string({ nullable: true, filter: ['eq', 'cont', 'start'] }),
     quantity: attr.integer({ filter: ['eq', 'gt'] }),
-    created_at: attr.datetime({ sort: true, filter: ['gt', 'gte', 'lt', 'lte'] }),
+    created_at: attr.datetime({ sort: true, filter: ['gt', 'gte', 'lt', 'lte'], upstream: { sort: true } }),
     updated_at: attr.datetime({ sort: true }),
   },
   relationships: {
@@ -34,6 +34,7 @@ export const purchases = defineResource({
     transactions: rel.toManyThrough('transactions', { table: 'purchase_transactions', sourceKey: 'purchase_id', targetKey: 'transaction_id' }),
     products: rel.toManyThrough('products', { table: 'offer_products', sourceKey: 'offer_id', targetKey: 'product_id', sourceColumn: 'offer_id' }),
   },
+  upstream: { show: ['fields'] },
   filters: {
     active: namedFilter('boolean', 'true: purchases that are not deactivated; false: deactivated ones', (eb, v) =>
       v ? eb('purchases.deactivated_at', 'is', null) : eb('purchases.deactivated_at', 'is not', null),
@@ -42,7 +43,7 @@ export const purchases = defineResource({
       v ? eb('purchases.deactivated_at', 'is not', null) : eb('purchases.deactivated_at', 'is', null),
     ),
     customer_id: namedFilter('id', 'Purchases of one customer', (eb, id) => eb('purchases.customer_id', '=', id), { references: 'customers' }),
-    offer_id: namedFilter('id', 'Purchases of one offer', (eb, id) => eb('purchases.offer_id', '=', id), { references: 'offers' }),
+    offer_id: namedFilter('id', 'Purchases of one offer', (eb, id) => eb('purchases.offer_id', '=', id), { references: 'offers', upstream: false }),
     // Upstream documents filter[referrer] with a contains example.
     referrer: namedFilter('string', 'Purchases whose referrer contains the text, ignoring case', (eb, text, ctx) =>
       containsText(eb, ctx, 'purchases.referrer', text),

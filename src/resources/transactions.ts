@@ -27,6 +27,7 @@ export const transactions = defineResource({
     offer: rel.toOne('offers', 'offer_id'),
     purchases: rel.toManyThrough('purchases', { table: 'purchase_transactions', sourceKey: 'transaction_id', targetKey: 'purchase_id' }),
   },
+  upstream: { list: ['page[number]', 'page[size]', 'fields'] },
   filters: {
     customer_id: namedFilter('id', 'Transactions of one customer', (eb, id) => eb('transactions.customer_id', '=', id), { references: 'customers' }),
     name_or_email: namedFilter('string', "Transactions whose customer's name or email contains the text, ignoring case", (eb, text, ctx) =>

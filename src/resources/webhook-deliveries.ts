@@ -10,6 +10,7 @@ export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed', 
 
 export const webhookDeliveries = defineResource({
   type: 'webhook_deliveries',
+  upstream: false, // a sitebiz extension (docs/upstream-strict.md)
   table: 'webhook_deliveries',
   description:
     'The delivery log (a sitebiz extension): one delivery per event and matching hook, with its status and attempts; kept after the hook is deleted. ' +
@@ -55,6 +56,7 @@ export const webhookDeliveries = defineResource({
 
 export const webhookAttempts = defineResource({
   type: 'webhook_attempts',
+  upstream: false, // a sitebiz extension (docs/upstream-strict.md)
   table: 'webhook_attempts',
   description: 'The attempts of a webhook delivery (a sitebiz extension), each with the receiver\'s answer or the error.',
   readPermission: 'view:hooks',

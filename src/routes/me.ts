@@ -5,13 +5,14 @@ import type { JsonApiEngine } from '../jsonapi/engine.js';
 import { JSONAPI_MEDIA_TYPE } from '../jsonapi/http.js';
 import { showRouteSchema } from '../jsonapi/route-schemas.js';
 import { rawQueryOf } from '../jsonapi/routes.js';
+import { showWithoutQueryUpstream } from '../jsonapi/upstream-surface.js';
 
 export function meRoute(engine: JsonApiEngine) {
   const users = engine.registry.get('users');
   return async function register(app: FastifyInstance): Promise<void> {
     app.get(
       '/me',
-      { schema: { ...showRouteSchema(engine.registry, users, false), summary: 'The current user', tags: ['Me'] } },
+      { schema: { ...showRouteSchema(engine.registry, users, false), summary: 'The current user', tags: ['Me'] }, config: { upstream: showWithoutQueryUpstream(engine.registry, users) } },
       async (request, reply) => {
         const principal = principalOf(request);
         // The canonical path, whatever form (trailing slash) the request used.

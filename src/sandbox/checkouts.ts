@@ -22,6 +22,7 @@ import { ACCOUNT_BUSY_RESPONSE, SANDBOX_TAG, type SandboxPart } from './part.js'
 /** The request document of a checkout (read with the engine's document reader; no table). */
 const CHECKOUT_DOCUMENT = defineResource({
   type: 'checkouts',
+  upstream: false, // a sitebiz extension (docs/upstream-strict.md)
   table: 'checkouts',
   description: 'A checkout to run (request document only)',
   readPermission: null,
@@ -48,6 +49,7 @@ const CHECKOUT_RULES: WriteRules = {
 /** The request document of a refund. */
 const REFUND_DOCUMENT = defineResource({
   type: 'refunds',
+  upstream: false, // a sitebiz extension (docs/upstream-strict.md)
   table: 'refunds',
   description: 'A refund to make (request document only)',
   readPermission: null,

@@ -20,6 +20,7 @@ const MAX_PATH_LENGTH = 500;
 
 export const faults = defineResource({
   type: 'faults',
+  upstream: false, // a sitebiz extension (docs/upstream-strict.md)
   table: 'sandbox_faults',
   pathPrefix: 'test_helpers',
   tag: SANDBOX_TAG,

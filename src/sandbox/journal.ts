@@ -29,6 +29,7 @@ function statusCondition(eb: AnyEB, values: string[]): Condition {
 
 export const journalEntries = defineResource({
   type: 'requests',
+  upstream: false, // a sitebiz extension (docs/upstream-strict.md)
   table: 'request_journal',
   pathPrefix: 'test_helpers',
   tag: SANDBOX_TAG,
@@ -55,6 +56,11 @@ export const journalEntries = defineResource({
     request_body: attr.string({ nullable: true, description: `The request body as JSON (form bodies too), redacted, cut at ${JOURNAL_BODY_BYTES} bytes; null without one` }),
     response_body: attr.string({ nullable: true, description: `The response body, redacted, cut at ${JOURNAL_BODY_BYTES} bytes; null when empty` }),
     created_at: attr.datetime({ sort: true, filter: ['gt', 'gte', 'lt', 'lte'], description: 'When the request arrived (real time, not the account clock)' }),
+    upstream: attr.boolean({
+      nullable: true,
+      description: 'Whether the upstream API would accept the request: false when it used a sitebiz extension (a route, parameter, filter, sort, field, include or body member only sitebiz has; docs/upstream-strict.md) or something neither defines; null for entries older than this attribute',
+    }),
+    upstream_reason: attr.string({ nullable: true, description: 'Why upstream is false, such as "filter[email_eq] is a sitebiz extension"; null when it is true' }),
   },
   filters: {
     path: namedFilter('string', 'Paths starting with this text, or matching it as a pattern where * stands for any text (/v1/contacts/*/tags)', (eb, text, ctx) => {
@@ -63,6 +69,9 @@ export const journalEntries = defineResource({
     }),
     status: namedFilter('strings', 'Statuses (503) or classes (5xx), comma-separated', (eb, values) => statusCondition(eb, values)),
     client_id: namedFilter('strings', 'Requests of these client ids, comma-separated', (eb, ids) => eb('request_journal.client_id', 'in', ids)),
+    upstream: namedFilter('boolean', 'true: requests the upstream API would accept; false: those using a sitebiz extension or something neither defines (docs/upstream-strict.md)', (eb, value, ctx) =>
+      eb('request_journal.upstream', '=', ctx.traits.encodeBoolean(value)),
+    ),
     // For following the journal as it grows (the console's live list): ids grow in the order
     // entries are written, so "after the newest id read" misses no entry written later, even one
     // whose request arrived earlier (a slow request answered after faster ones).

@@ -25,6 +25,7 @@ const confirmationUrl = (publicUrl: string, token: unknown) => (typeof token ===
 export function messagesResource(publicUrl: string): ResourceDefinition {
   return defineResource({
     type: 'messages',
+    upstream: false, // a sitebiz extension (docs/upstream-strict.md)
     table: 'outgoing_messages',
     pathPrefix: 'test_helpers',
     tag: SANDBOX_TAG,

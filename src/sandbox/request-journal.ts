@@ -13,6 +13,9 @@
 // journal's own reads (GET /v1/test_helpers/requests), which would otherwise push out what they
 // look for. Headers are never kept; bodies and query strings are redacted (redaction.ts).
 //
+// Each entry says whether the upstream API would accept its request, and if not why
+// (upstream-check.ts: set lookups over the route's precomputed vocabulary, in every mode).
+//
 // Each entry keeps the sites its request reached (the engine's note, Principal.touchedSites) and
 // its key's user: a user limited to some sites reads the entries about its sites only
 // (site-scope.ts), whichever key made them.
@@ -20,6 +23,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type { Insertable } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { RequestJournalTable } from '../db/schema.js';
+import { upstreamVerdict } from '../jsonapi/upstream-check.js';
 import { cutToBytes, redactText, redactUrl } from './redaction.js';
 import { siteColumns } from './site-scope.js';
 
@@ -50,6 +54,8 @@ interface PendingEntry {
   requestBody: unknown;
   responseBody: unknown;
   at: Date;
+  /** Why the upstream API would not accept the request; null when it would. */
+  notUpstreamBecause: string | null;
 }
 
 export interface RequestJournalOptions {
@@ -101,6 +107,7 @@ export class RequestJournal {
       return;
     }
     const durationMs = reply.elapsedTime;
+    const verdict = upstreamVerdict(request);
     this.buffer.push({
       key: { accountId: key.accountId, clientId: key.clientId, userId: key.userId },
       siteIds: principal?.touchedSites ? [...principal.touchedSites] : [],
@@ -112,6 +119,7 @@ export class RequestJournal {
       requestBody: request.body,
       responseBody: payload,
       at: new Date(this.options.now().getTime() - Math.round(durationMs)),
+      notUpstreamBecause: verdict.upstream ? null : verdict.reason,
     });
     if (this.buffer.length >= BATCH_SIZE) void this.flush();
     else if (!this.timer) {
@@ -160,6 +168,8 @@ export class RequestJournal {
         created_at: traits.encodeTimestamp(entry.at),
         user_id: entry.key.userId,
         ...siteColumns(entry.siteIds),
+        upstream: traits.encodeBoolean(entry.notUpstreamBecause === null),
+        upstream_reason: entry.notUpstreamBecause,
       }));
       await db.transaction().execute(async (trx) => {
         for (let i = 0; i < rows.length; i += BATCH_SIZE) await trx.insertInto('request_journal').values(rows.slice(i, i + BATCH_SIZE)).execute();

@@ -10,6 +10,7 @@ import { forbidden } from '../jsonapi/errors.js';
 import { JSONAPI_MEDIA_TYPE } from '../jsonapi/http.js';
 import { errorResponses, resourceObjectSchema } from '../jsonapi/route-schemas.js';
 import { refuseQueryParameters } from '../jsonapi/routes.js';
+import { UPSTREAM_WITHOUT_QUERY } from '../jsonapi/upstream-surface.js';
 import { PAYLOAD_TYPES, samplePayload } from './payloads.js';
 
 const SAMPLE_PERMISSIONS = ['manage:hooks', 'view:hooks'] as const;
@@ -27,6 +28,7 @@ export function hookSampleRoutes(engine: JsonApiEngine) {
         `/hooks/${event}_sample`,
         {
           onRequest: refuseQueryParameters,
+          config: { upstream: UPSTREAM_WITHOUT_QUERY },
           schema: {
             tags: ['Webhooks'],
             summary: `Sample ${event.replace(/_/g, ' ')} payload`,

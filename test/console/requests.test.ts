@@ -151,6 +151,21 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(live.map((e) => `${e.method} ${e.path}`), ['GET /v1/sites']);
     });
 
+    it('marks requests the upstream API would not accept, with the reason, and filters on it', async () => {
+      await t.get('/v1/offers?filter[title_eq]=upstream-mark', token);
+      await t.get('/v1/offers?filter[title_cont]=upstream-mark', token);
+      const page = await c.get('/console/requests?upstream=false&path=upstream-mark');
+      assert.equal(page.statusCode, 200);
+      assert.deepEqual(entriesOf(page.body).map((e) => e.path), ['/v1/offers?filter[title_eq]=upstream-mark']);
+      assert.match(page.body, /<span class="status-pending" title="filter\[title_eq\] is a sitebiz extension">not upstream<\/span>/);
+      assert.match(page.body, /<dt>Upstream<\/dt><dd>No: filter\[title_eq\] is a sitebiz extension/);
+      assert.match(page.body, /<option value="false" selected>Not upstream \(sitebiz extensions\)<\/option>/, 'the form keeps the filter');
+      const upstream = await c.get('/console/requests?upstream=true&path=upstream-mark');
+      assert.deepEqual(entriesOf(upstream.body).map((e) => e.path), ['/v1/offers?filter[title_cont]=upstream-mark']);
+      assert.doesNotMatch(upstream.body, /not upstream<\/span>/);
+      assert.deepEqual(entriesOf(page.body).map((e) => e.id), await apiIds('&filter[upstream]=false&filter[path]=/v1/offers?filter[title_eq]=upstream'));
+    });
+
     it('shows a filter the journal refuses as a problem on the page, with 400', async () => {
       const bad = await c.get('/console/requests?status=abc');
       assert.equal(bad.statusCode, 400);

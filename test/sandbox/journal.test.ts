@@ -141,6 +141,32 @@ for (const dialect of DIALECTS) {
       assertError(await t.get('/v1/test_helpers/requests?filter[status]=abc', token), 400, 'invalid_parameter');
     });
 
+    it('marks whether the upstream API would accept each request, says why not, and filters on it (UPSTREAM_STRICT off: served all the same)', async () => {
+      const since = (await journal(t, token, '?page[size]=1'))[0]?.id ?? '0';
+      assert.equal((await t.get('/v1/contact_tags?sort=-name&fields[contact_tags]=name', token)).statusCode, 200);
+      assert.equal((await t.get('/v1/contact_tags?filter[name_eq]=x', token)).statusCode, 200);
+      assert.equal((await t.get('/v1/events', token)).statusCode, 200);
+      assert.equal((await t.get('/v1/contacts?filter[nope]=1', token)).statusCode, 400);
+      await send(t, 'POST', '/v1/contact_notes', token, { data: { type: 'contact_notes', attributes: { body: 'x', bogus: 1 } } });
+      const marks = async (query: string) =>
+        (await journal(t, token, `?filter[after_id]=${since}&sort=created_at&page[size]=100${query}`)).map((e) => {
+          const a = e.attributes as Entry['attributes'] & { upstream: boolean; upstream_reason: string | null };
+          return `${e.attributes.method} ${e.attributes.path} ${a.upstream} ${a.upstream_reason}`;
+        });
+      assert.deepEqual(await marks(''), [
+        'GET /v1/contact_tags?sort=-name&fields[contact_tags]=name true null',
+        'GET /v1/contact_tags?filter[name_eq]=x false filter[name_eq] is a sitebiz extension',
+        'GET /v1/events false GET /v1/events is a sitebiz extension',
+        'GET /v1/contacts?filter[nope]=1 false filter[nope] is not defined by the upstream API',
+        'POST /v1/contact_notes false attribute bogus is not defined by the upstream API',
+      ]);
+      assert.deepEqual(
+        (await marks('&filter[upstream]=false')).map((m) => m.split(' ')[1]),
+        ['/v1/contact_tags?filter[name_eq]=x', '/v1/events', '/v1/contacts?filter[nope]=1', '/v1/contact_notes'],
+      );
+      assert.deepEqual((await marks('&filter[upstream]=true')).length, 1);
+    });
+
     it('follows the journal with filter[after_id]: only entries written after that id, in write order', async () => {
       const [newest] = await journal(t, token, '?sort=-id&page[size]=1');
       assert.ok(newest);

@@ -1,6 +1,7 @@
 // Requests (/console/requests, sandbox mode only): the request journal of the account's keys
 // (docs/sandbox.md "The request journal"), newest first, live, filterable by status, path and key,
-// each entry opening to its bodies. Read exactly as GET /v1/test_helpers/requests reads it: this
+// each entry opening to its bodies, marked when the upstream API would not accept it (a sitebiz
+// extension, docs/upstream-strict.md) and filterable on that. Read exactly as GET /v1/test_helpers/requests reads it: this
 // process's buffered entries are written first, then the engine lists the `requests` resource with
 // the session's principal, so the console sees the same entries, filters and redactions as the API.
 //
@@ -29,17 +30,21 @@ interface JournalFilters {
   status: string;
   path: string;
   key: string;
+  /** 'true', 'false' or '' (either). */
+  upstream: string;
 }
 
 const FILTER_PARAMETERS: Record<keyof JournalFilters, { parameter: string; label: string }> = {
   status: { parameter: 'filter[status]', label: 'Status' },
   path: { parameter: 'filter[path_cont]', label: 'Path contains' },
   key: { parameter: 'filter[client_id]', label: 'Key' },
+  upstream: { parameter: 'filter[upstream]', label: 'Upstream' },
 };
 
 function filtersOf(query: URLSearchParams): JournalFilters {
   const value = (name: string) => (query.get(name) ?? '').trim();
-  return { status: value('status'), path: value('path'), key: value('key') };
+  const upstream = value('upstream');
+  return { status: value('status'), path: value('path'), key: value('key'), upstream: upstream === 'true' || upstream === 'false' ? upstream : '' };
 }
 
 /** The journal's own query parameters for the filters the form was given (blank ones left out). */
@@ -173,6 +178,9 @@ function filterForm(filters: JournalFilters, keys: ReadonlyArray<{ client_id: st
       ${keys.map((k) => html`<option value="${k.client_id}"${k.client_id === filters.key ? html` selected` : ''}>${k.name} (${k.client_id})</option>`)}
       ${filters.key !== '' && !keys.some((k) => k.client_id === filters.key) ? html`<option value="${filters.key}" selected>${filters.key} (deleted key)</option>` : ''}
     </select></label>
+    <label for="journal-upstream">Upstream <select id="journal-upstream" name="upstream">
+      ${[['', 'Any request'], ['true', 'Upstream requests'], ['false', 'Not upstream (sitebiz extensions)']].map(([value, label]) => html`<option value="${value}"${value === filters.upstream ? html` selected` : ''}>${label}</option>`)}
+    </select></label>
     <button type="submit">Filter</button>
     <a href="${PATH}">Clear</a>
   </form>
@@ -191,16 +199,19 @@ function entryItem(entry: ResourceObject, keyNames: ReadonlyMap<string, string>)
     request_body: string | null;
     response_body: string | null;
     created_at: string;
+    upstream: boolean | null;
+    upstream_reason: string | null;
   };
   const keyName = keyNames.get(a.client_id);
   const statusClass = a.status >= 400 ? 'status-failed' : 'status-ok';
   return html`<li id="request-${entry.id}"><details>
-  <summary><span class="${statusClass}">${a.status}</span> <code>${a.method}</code> <code class="journal-path">${a.path}</code> <span class="muted">${formatMs(a.duration_ms)} · ${keyName ?? a.client_id} · ${timeHtml(a.created_at)}</span></summary>
+  <summary><span class="${statusClass}">${a.status}</span> <code>${a.method}</code> <code class="journal-path">${a.path}</code> ${a.upstream === false ? html`<span class="status-pending" title="${a.upstream_reason ?? ''}">not upstream</span> ` : ''}<span class="muted">${formatMs(a.duration_ms)} · ${keyName ?? a.client_id} · ${timeHtml(a.created_at)}</span></summary>
   <dl class="facts">
     <dt>Key</dt><dd>${keyName ? html`${keyName} ` : ''}<code>${a.client_id}</code></dd>
     <dt>Request id</dt><dd><code>${a.request_id}</code> (X-Request-Id, in the server's log)</dd>
     <dt>Arrived</dt><dd>${timeHtml(a.created_at)}</dd>
     <dt>Duration</dt><dd>${formatMs(a.duration_ms)}</dd>
+    <dt>Upstream</dt><dd>${a.upstream === null ? 'Not known (recorded before sitebiz marked requests)' : a.upstream ? 'Yes: the upstream API defines everything this request used' : html`No: ${a.upstream_reason ?? ''} (with UPSTREAM_STRICT on, a sitebiz extension is refused)`}</dd>
   </dl>
   <h3>Request body</h3>
   ${bodyBlock(a.request_body)}

@@ -19,14 +19,15 @@ import { consoleMigration } from './0014_console.js';
 import { readReplicas } from './0015_read_replicas.js';
 import { sandboxSiteScope } from './0016_sandbox_site_scope.js';
 import { hookStatesAndLogOrder } from './0017_hook_states_and_log_order.js';
-import { importCheckpoints } from './0018_import_checkpoints.js';
+import { journalUpstream } from './0018_journal_upstream.js';
+import { importCheckpoints } from './0019_import_checkpoints.js';
 
 export interface AppMigration {
   name: string;
   up(db: Kysely<unknown>, traits: DialectTraits): Promise<void>;
 }
 
-export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, refunds, journalAndFaults, snapshots, consoleMigration, readReplicas, sandboxSiteScope, hookStatesAndLogOrder, importCheckpoints];
+export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, refunds, journalAndFaults, snapshots, consoleMigration, readReplicas, sandboxSiteScope, hookStatesAndLogOrder, journalUpstream, importCheckpoints];
 
 /** Hands the list to Kysely's Migrator, binding each migration to the dialect's traits. */
 export function migrationProvider(traits: DialectTraits, migrations = MIGRATIONS): MigrationProvider {

@@ -8,7 +8,7 @@ import type { DialectTraits } from '../dialect-traits.js';
 import type { AppMigration } from './index.js';
 
 export const importCheckpoints: AppMigration = {
-  name: '0018_import_checkpoints',
+  name: '0019_import_checkpoints',
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await t
       .addIdColumn(db.schema.createTable('import_runs'))
