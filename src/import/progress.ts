@@ -46,16 +46,24 @@ export function importProgressReporter(stream: NodeJS.WriteStream = process.stde
     };
   }
   let lastLine = 0;
-  let step: string | undefined;
+  let last: ImportProgress | undefined;
+  let printed: ImportProgress | undefined;
+  const line = (p: ImportProgress) => {
+    printed = p;
+    lastLine = performance.now();
+    const of = p.total !== undefined ? `/${grouped(p.total)}` : '';
+    stream.write(`importing ${p.step}: ${grouped(p.done)}${of} records; ${grouped(p.records)} in all, ${rate(p.records)} records/s\n`);
+  };
   return {
     update(p) {
-      const now = performance.now();
-      if (p.step === step && now - lastLine < PLAIN_LINE_EVERY_MS) return;
-      step = p.step;
-      lastLine = now;
-      const of = p.total !== undefined ? `/${grouped(p.total)}` : '';
-      stream.write(`importing ${p.step}: ${grouped(p.done)}${of} records; ${grouped(p.records)} in all, ${rate(p.records)} records/s\n`);
+      // A list's last figures before the next list's first line, then a line every few seconds.
+      if (last && p.step !== last.step && printed !== last) line(last);
+      last = p;
+      if (p.step !== printed?.step || performance.now() - lastLine >= PLAIN_LINE_EVERY_MS) line(p);
     },
-    finish() {},
+    finish() {
+      if (last && printed !== last) line(last);
+      last = undefined;
+    },
   };
 }
