@@ -58,7 +58,9 @@ const chromiumFound = (() => {
   }
 })();
 console.log(
-  chromiumFound
+  process.env.TEST_BROWSER_SUITES === 'off'
+    ? 'Browser tests: skipped (TEST_BROWSER_SUITES=off), and counted in "skipped" below'
+    : chromiumFound
     ? `Browser tests: Chromium at ${chromium}`
     : process.env.CI
       ? `Browser tests: they will FAIL: no Chromium at ${chromium}, and CI must run them (apt-get install -y chromium, or set CHROMIUM_PATH)`

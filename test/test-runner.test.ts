@@ -52,6 +52,8 @@ describe('npm test without Chromium', () => {
   const runWithoutChromium = (ci: boolean) => {
     const env: NodeJS.ProcessEnv = { ...process.env, CHROMIUM_PATH: '/nonexistent/chromium' };
     delete env.TEST_DATABASE_URL;
+    // CI's Node 24 run sets it (the browser suites ran under Node 20); these runs ask as CI does not.
+    delete env.TEST_BROWSER_SUITES;
     if (ci) env.CI = 'true';
     else delete env.CI;
     return runTestsOf('test/browser-harness.test.ts', env);
@@ -87,6 +89,7 @@ describe('which Chromium npm test names at the start', () => {
     it(`CHROMIUM_PATH set to ${what}`, () => {
       const env: NodeJS.ProcessEnv = { ...process.env, CHROMIUM_PATH: path };
       delete env.CI;
+      delete env.TEST_BROWSER_SUITES;
       delete env.NODE_TEST_CONTEXT;
       // Only the lines printed before the run matter: run one small file, none of its tests.
       const result = spawnSync(process.execPath, [join(ROOT, 'bin', 'run-tests.js'), '--test-name-pattern=^$', 'test/ci.test.ts'], {
