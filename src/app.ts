@@ -41,7 +41,7 @@ import { API_TITLE, API_VERSION, versionRoute } from './routes/version.js';
 import { hoistNamedSchemas } from './jsonapi/schema-names.js';
 import { markRoutes, refuseExtensions } from './jsonapi/upstream-check.js';
 import { EXTENSION_ROUTE, UPSTREAM_UNCHECKED, UPSTREAM_WITHOUT_QUERY } from './jsonapi/upstream-surface.js';
-import { healthRoute, type Lifecycle } from './observability/health.js';
+import { healthRoutes, type Lifecycle } from './observability/health.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -50,7 +50,7 @@ declare module 'fastify' {
     tokens: TokenService;
     /** The webhook delivery worker (src/webhooks/delivery-worker.ts). */
     webhooks: DeliveryWorker;
-    /** Whether a shutdown is draining this process (GET /health, src/server.ts). */
+    /** Whether a shutdown is draining this process (GET /readyz, src/server.ts). */
     lifecycle: Lifecycle;
   }
 }
@@ -290,7 +290,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     { prefix: '/v1' },
   );
-  await app.register(healthRoute(lifecycle));
+  await app.register(healthRoutes(lifecycle, database));
   // The console (docs/console.md): HTML pages for people, in a scope of its own (headers,
   // cookies, form bodies, errors as pages), on the same engine. An app of other resources (the
   // engine's own tests serve fixtures) has none.

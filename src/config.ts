@@ -76,7 +76,7 @@ export interface Config {
   idleTimeoutMs: number;
   /** `serve`: how long SIGTERM/SIGINT waits for requests in flight before exiting anyway, in ms. */
   shutdownTimeoutMs: number;
-  /** `serve`: after SIGTERM/SIGINT, how long GET /health answers 503 while everything is still served, in ms. */
+  /** `serve`: after SIGTERM/SIGINT, how long GET /readyz answers 503 while everything is still served, in ms. */
   shutdownDrainMs: number;
   /**
    * `sandbox` (the default): a newcomer's installation, with the demo account made on an empty
@@ -262,7 +262,7 @@ export const SETTINGS = {
   shutdownDrain: {
     env: 'SHUTDOWN_DRAIN_MS',
     flag: 'shutdown-drain-ms',
-    description: 'serve: after SIGTERM/SIGINT, keep serving this long while GET /health answers 503, so a load balancer takes the process out first; ms',
+    description: 'serve: after SIGTERM/SIGINT, keep serving this long while GET /readyz answers 503, so a load balancer takes the process out first; ms',
     default: '0',
   },
   mode: {

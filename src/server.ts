@@ -207,7 +207,7 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
 }
 
 /**
- * Drains (SHUTDOWN_DRAIN_MS: serving on while GET /health says 503, until the load balancer has
+ * Drains (SHUTDOWN_DRAIN_MS: serving on while GET /readyz says 503, until the load balancer has
  * taken the process out), takes in what has already reached this process, answers every request,
  * then closes the database. Exits with 1 if requests are still running when the deadline passes.
  *
@@ -219,7 +219,7 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
 async function closeGracefully(app: FastifyInstance, signal: NodeJS.Signals, config: Pick<Config, 'shutdownTimeoutMs' | 'shutdownDrainMs'>): Promise<void> {
   const deadlineMs = config.shutdownTimeoutMs;
   if (config.shutdownDrainMs > 0) {
-    app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: draining (GET /health answers 503), still serving');
+    app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: draining (GET /readyz answers 503), still serving');
     app.lifecycle.draining = true;
     await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
   }

@@ -78,6 +78,29 @@ describe('PostgreSQL going away [postgres]', () => {
     assert.equal((await t.get('/v1/me', token)).statusCode, 200);
   });
 
+  it('GET /readyz answers 503 database_unavailable while PostgreSQL is refused or stalled (within its 2 s deadline), /healthz 200 throughout', POSTGRES_ONLY, async () => {
+    assert.equal((await t.get('/readyz')).statusCode, 200);
+    await proxy.cut('refuse');
+    const refused = await t.get('/readyz');
+    assert.equal(refused.statusCode, 503);
+    assert.equal(refused.json().reason, 'database_unavailable');
+    assert.doesNotMatch(refused.body, /127\.0\.0\.1|postgres:/, 'the answer names no host or user');
+    assert.equal((await t.get('/healthz')).statusCode, 200);
+
+    await proxy.cut('stall');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { result, ms } = await timed(() => t.get('/readyz'));
+    assert.equal(result.statusCode, 503);
+    assert.deepEqual(result.json(), { status: 'not_ready', reason: 'database_unavailable', detail: 'the database did not answer within 2000 ms' });
+    assert.ok(ms >= 1_900 && ms < 3_500, `answered after ${ms} ms`);
+    assert.equal((await t.get('/healthz')).statusCode, 200);
+
+    await proxy.restore();
+    // The stalled check's statement waits out the pool's connect timeout before its connection is dropped.
+    for (let i = 0; i < 40 && (await t.get('/readyz')).statusCode !== 200; i++) await new Promise((resolve) => setTimeout(resolve, 250));
+    assert.equal((await t.get('/readyz')).statusCode, 200);
+  });
+
   it('answers 503 within the connect timeout when PostgreSQL stops answering (no hang)', POSTGRES_ONLY, async () => {
     const token = await t.token();
     await proxy.cut('stall');

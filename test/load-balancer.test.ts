@@ -121,7 +121,7 @@ describe(`${PROCESSES} serve processes behind HAProxy, on PostgreSQL through PgB
       AUTH_FAILURE_LIMIT: String(AUTH_FAILURE_LIMIT),
       // HAProxy's address: its X-Forwarded-For names the client that per-address limits count.
       TRUST_PROXY: '127.0.0.1',
-      // SIGTERM drains for 2 s (GET /health 503) before the listener closes: HAProxy's checks
+      // SIGTERM drains for 2 s (GET /readyz 503) before the listener closes: HAProxy's checks
       // (every 500 ms, out after 2) take the process out first.
       SHUTDOWN_DRAIN_MS: '2000',
     };

@@ -81,7 +81,7 @@ for (const dialect of DIALECTS) {
       });
     }
 
-    it('SIGTERM with SHUTDOWN_DRAIN_MS: GET /health says 503 while every other request is still answered, then it stops accepting and exits 0', async () => {
+    it('SIGTERM with SHUTDOWN_DRAIN_MS: GET /readyz (and the older /health) says 503 while every other request is still answered, then it stops accepting and exits 0', async () => {
       const db = await freshDatabase(dialect);
       cleanups.push(db.cleanup);
       const port = await freePort();
@@ -91,12 +91,18 @@ for (const dialect of DIALECTS) {
       const token = await accessToken(port, server);
       const health = await request(port, { path: '/health', requestId: 'health-before' });
       assert.deepEqual([health.status, JSON.parse(health.body)], [200, { status: 'serving' }]);
+      const ready = await request(port, { path: '/readyz', requestId: 'ready-before' });
+      assert.deepEqual([ready.status, JSON.parse(ready.body)], [200, { status: 'ready' }]);
 
       const signalled = Date.now();
       const exited = server.stop('SIGTERM');
       await new Promise((resolve) => setTimeout(resolve, 300));
       const draining = await request(port, { path: '/health', requestId: 'health-draining' });
       assert.deepEqual([draining.status, JSON.parse(draining.body)], [503, { status: 'draining' }]);
+      const notReady = await request(port, { path: '/readyz', requestId: 'ready-draining' });
+      assert.deepEqual([notReady.status, JSON.parse(notReady.body).reason], [503, 'draining']);
+      const alive = await request(port, { path: '/healthz', requestId: 'alive-draining' });
+      assert.equal(alive.status, 200, 'the process is still alive while it drains');
       const served = await request(port, { path: '/v1/contacts?page[size]=5', requestId: 'while-draining', token });
       assert.equal(served.status, 200, 'requests are still answered while draining');
       assert.equal(served.headers.connection, 'close', 'and their connections closed, so clients come back through the balancer');

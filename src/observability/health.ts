@@ -1,21 +1,87 @@
-// GET /health: whether this process takes new work, for load balancers' health checks. 200
-// {"status":"serving"} while it serves; 503 {"status":"draining"} from SIGTERM until it stops
-// accepting (SHUTDOWN_DRAIN_MS, src/server.ts), so that a balancer takes it out of rotation while
-// it still answers everything sent to it. It touches no database: a database outage shows in the
-// API's own 503s, and failing every process's check at once would only turn them into the
-// balancer's. Outside /v1, so checks are not counted against RATE_LIMIT and need no token.
-import type { FastifyInstance } from 'fastify';
+// Health checks for load balancers and orchestrators, outside /v1: no token, not counted against
+// RATE_LIMIT, hidden from the API description, and nothing in them but a status and a reason.
+//
+// - GET /healthz: the process is alive (its event loop answers). It touches no database, so an
+//   orchestrator's liveness probe never restarts processes because the database is down.
+// - GET /readyz: the process can serve: it is not draining, the database answers a trivial
+//   statement within READY_DATABASE_DEADLINE_MS, and the schema has every migration this version
+//   knows. During a SIGTERM drain (SHUTDOWN_DRAIN_MS, src/server.ts) it turns 503 first, while
+//   every other request is still answered, so a balancer stops sending before connections close.
+// - GET /health: the check of earlier versions (and of load balancer configurations written for
+//   them): 503 while draining, otherwise 200, without the database. Kept as it was.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { sql } from 'kysely';
+import type { DatabaseHandle } from '../db/connect.js';
+import { MIGRATIONS } from '../db/migrations/index.js';
 
 export interface Lifecycle {
   /** Set when a shutdown has begun: the process still answers, but asks not to be sent more. */
   draining: boolean;
 }
 
-export function healthRoute(lifecycle: Lifecycle) {
-  return async function register(app: FastifyInstance): Promise<void> {
-    app.get('/health', { schema: { hide: true }, config: { notJsonApi: true } }, async (_request, reply) => {
-      reply.header('cache-control', 'no-store');
-      return lifecycle.draining ? reply.code(503).send({ status: 'draining' }) : reply.send({ status: 'serving' });
+/** How long /readyz waits for the database before calling the process not ready. */
+export const READY_DATABASE_DEADLINE_MS = 2_000;
+
+export type Readiness =
+  | { ready: true }
+  | { ready: false; reason: 'draining' | 'database_unavailable' | 'migrations_pending'; detail: string; error?: unknown };
+
+/**
+ * What /readyz answers, as a function of the process's state, so the server's own start-up and
+ * tests can ask the same question. The migrations check reads the migration table until it finds
+ * every migration applied, then never again (a schema does not lose migrations while a process runs).
+ */
+export function readinessCheck(lifecycle: Lifecycle, database: DatabaseHandle, deadlineMs = READY_DATABASE_DEADLINE_MS) {
+  let schemaCurrent = false;
+  return async function readiness(): Promise<Readiness> {
+    if (lifecycle.draining) return { ready: false, reason: 'draining', detail: 'the process is shutting down and takes no new work' };
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), deadlineMs);
     });
+    try {
+      const answered = await Promise.race([probeDatabase(database, !schemaCurrent), deadline]);
+      if (answered === 'late') return { ready: false, reason: 'database_unavailable', detail: `the database did not answer within ${deadlineMs} ms` };
+      if (answered.pending > 0) {
+        return { ready: false, reason: 'migrations_pending', detail: `${answered.pending} migration${answered.pending === 1 ? ' is' : 's are'} not applied yet (sitebiz migrate --status)` };
+      }
+      schemaCurrent = true;
+      return { ready: true };
+    } catch (error) {
+      // The error itself may name hosts or users: the log has it, the answer does not.
+      return { ready: false, reason: 'database_unavailable', detail: 'the database refused the check statement', error };
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+/** One trivial statement, or the migration table's names when the schema is not yet known current. */
+async function probeDatabase(database: DatabaseHandle, checkMigrations: boolean): Promise<{ pending: number }> {
+  if (!checkMigrations) {
+    await sql`select 1`.execute(database.db);
+    return { pending: 0 };
+  }
+  const applied = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db);
+  const names = new Set(applied.rows.map((row) => row.name));
+  return { pending: MIGRATIONS.filter((migration) => !names.has(migration.name)).length };
+}
+
+const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
+
+export function healthRoutes(lifecycle: Lifecycle, database: DatabaseHandle) {
+  const readiness = readinessCheck(lifecycle, database);
+  return async function register(app: FastifyInstance): Promise<void> {
+    const options = { schema: { hide: true }, config: { notJsonApi: true } } as const;
+    app.get('/healthz', options, async (_request, reply) => noStore(reply).send({ status: 'alive' }));
+    app.get('/readyz', options, async (request, reply) => {
+      const state = await readiness();
+      if (state.ready) return noStore(reply).send({ status: 'ready' });
+      if (state.reason === 'database_unavailable') request.log.warn({ reason: state.detail, err: state.error }, 'not ready');
+      return noStore(reply).code(503).send({ status: 'not_ready', reason: state.reason, detail: state.detail });
+    });
+    app.get('/health', options, async (_request, reply) =>
+      lifecycle.draining ? noStore(reply).code(503).send({ status: 'draining' }) : noStore(reply).send({ status: 'serving' }),
+    );
   };
 }
