@@ -17,14 +17,13 @@
 //     gzip and br, the server's time to send each (median of a few, one at a time), and its
 //     `$ref` count.
 import os from 'node:os';
-import { readFileSync } from 'node:fs';
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
 import type { Dataset } from './datasets.js';
 import { HttpClient, type HttpResponse } from './http-client.js';
 import { runLoad, type LoadGeneratorName } from './load.js';
-import { stopChild } from './processes.js';
+import { cpuMs, stopChild } from './processes.js';
 import { startServer } from './sitebiz-server.js';
-import { median } from './stats.js';
+import { median, permutations, ratioText } from './stats.js';
 
 export const CODINGS = [
   { label: 'identity', acceptEncoding: undefined },
@@ -177,28 +176,6 @@ function header(res: HttpResponse, name: string): string | undefined {
   for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) if (res.rawHeaders[i]!.toLowerCase() === name) return res.rawHeaders[i + 1];
   return undefined;
 }
-
-/** CPU time the process has used so far, user and system, in ms (Linux /proc). */
-function cpuMs(pid: number): number {
-  // Fields after the command's closing parenthesis: state is the 3rd field of the line, utime the 14th, stime the 15th.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / CLOCK_TICKS;
-}
-
-/** USER_HZ: 100 on every Linux this runs on (the kernel fixes it for /proc). */
-const CLOCK_TICKS = 100;
-
-function permutations<T>(items: T[]): T[][] {
-  if (items.length <= 1) return [items];
-  return items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
-}
-
-const ratioText = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return `${median(values).toFixed(2)} (${sorted[0]!.toFixed(2)}–${sorted.at(-1)!.toFixed(2)})`;
-};
 
 /** The results as a section of bench/RESULTS.md (written by hand there: this prints it). */
 export function compressionSection(results: CompressionResult[], heading: string, command: string): string[] {

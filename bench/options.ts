@@ -36,7 +36,9 @@ export const USAGE = `Usage: npm run bench -- [options]
                             /docs against Swagger UI, Scalar and Redoc in Chromium
                             (bench/reference-page.ts), printed only; import: \`sitebiz import\` of a
                             seeded site from one local sitebiz into another, clean and with faults
-                            (bench/import.ts), per database, printed only
+                            (bench/import.ts), per database, printed only; observability: a page of
+                            contacts with metrics and traces off and on (bench/observability.ts),
+                            per database at the smallest of --sizes, printed only
   --startup-runs <n>        launches per start-up figure; the median is reported (default 5)
   --reference-runs <n>      loads of each page and document in the reference-page suite (default 5)
   --startup-compare <dir>   also time another checkout (with its node_modules), e.g. the commit before
@@ -59,7 +61,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --results <file>          the results file --write rewrites (default bench/RESULTS.md)
   --help`;
 
-const SUITES = ['scale', 'webhooks', 'webhook-fairness', 'sandbox', 'startup', 'balancer', 'compression', 'reference-page', 'import'] as const;
+const SUITES = ['scale', 'webhooks', 'webhook-fairness', 'sandbox', 'startup', 'balancer', 'compression', 'reference-page', 'import', 'observability'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface Options {

@@ -2,7 +2,7 @@
 // success, error, timeout and Ctrl-C. Every child is registered here the moment it is spawned, so
 // no exit path can leave one running.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -154,3 +154,15 @@ export function waitForLine(child: Child, pattern: RegExp, timeoutMs: number): P
     child.process.once('exit', onExit);
   });
 }
+
+/** CPU time the process has used so far, user and system, in ms (Linux /proc). */
+export function cpuMs(pid: number): number {
+  // Fields after the command's closing parenthesis: state is the 3rd field of the line, utime the 14th, stime the 15th.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+
+/** USER_HZ: 100 on every Linux this runs on (the kernel fixes it for /proc). */
+const CLOCK_TICKS = 100;

@@ -44,6 +44,7 @@ import { measureStartup, startupSection, type StartupResult } from './startup.js
 import { measureTenantFairness, measureWebhookDelivery } from './webhook-delivery.js';
 import { measureWrites } from './writes.js';
 import { importSection, measureImport, type ImportBenchResult } from './import.js';
+import { measureObservability, observabilitySection, type ObservabilityResult } from './observability.js';
 
 /** Contacts of the site the webhook measure writes its events in. */
 const WEBHOOK_SITE_CONTACTS = 1000;
@@ -108,6 +109,7 @@ const COMPRESSION = '## Compression: a page of 100 contacts and the OpenAPI docu
 const BALANCER = '## Several processes behind HAProxy';
 const IMPORT = '## Import: a seeded site from one sitebiz into another';
 const REFERENCE_PAGE = '## The reference page: time to the first operation';
+const OBSERVABILITY = '## Metrics and traces: what they cost a page of contacts';
 
 /**
  * `text` with the section under `heading` (up to the next `## `) replaced by `lines`; a new
@@ -232,6 +234,18 @@ async function main(options: Options, command: string): Promise<number> {
   }
   // Printed only: bench/RESULTS.md keeps its compression figures in a section written by hand.
   const compressionLines = compression.length > 0 ? compressionSection(compression, COMPRESSION, command) : [];
+  const observability: ObservabilityResult[] = [];
+  if (options.suites.includes('observability')) {
+    for (const kind of options.databases) {
+      const dataset = await prepareDataset(datasetOptions, kind, options.sizes[0]!);
+      console.log(`${kind}, ${dataset.contacts.toLocaleString('en-US')} contacts: metrics and traces`);
+      observability.push(
+        await measureObservability(dataset, { generator: options.generator, connections: options.connections, seconds: options.duration, rounds: options.rounds, warmupSeconds: options.warmup }),
+      );
+    }
+  }
+  // Printed only, like compression: its section of bench/RESULTS.md is written by hand.
+  const observabilityLines = observability.length > 0 ? observabilitySection(observability, OBSERVABILITY, command) : [];
   let referencePages: ReferencePageResult | undefined;
   if (options.suites.includes('reference-page')) {
     console.log('reference page');
@@ -239,9 +253,9 @@ async function main(options: Options, command: string): Promise<number> {
   }
   // Printed, never written: bench/RESULTS.md's section on it is written by hand (issue 22).
   const referenceLines = referencePages ? [REFERENCE_PAGE, '', `\`${command}\`, ${new Date().toISOString()}.`, ...referencePageSection(referencePages), ''] : [];
-  const printedOnly: readonly string[] = ['compression', 'reference-page', 'import'];
-  if ((compression.length > 0 || referencePages || imports.length > 0) && options.suites.every((suite) => printedOnly.includes(suite))) {
-    console.log(`\n${[...compressionLines, ...referenceLines, ...importLines].join('\n')}`);
+  const printedOnly: readonly string[] = ['compression', 'reference-page', 'import', 'observability'];
+  if ((compression.length > 0 || referencePages || imports.length > 0 || observability.length > 0) && options.suites.every((suite) => printedOnly.includes(suite))) {
+    console.log(`\n${[...compressionLines, ...referenceLines, ...importLines, ...observabilityLines].join('\n')}`);
     return 0;
   }
   const startupLines = startup

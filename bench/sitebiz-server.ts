@@ -23,6 +23,8 @@ export interface ServerOptions {
   readyTimeoutMs: number;
   /** More `serve` options (the webhook bench turns the delivery worker off with them). */
   extraArgs?: string[];
+  /** The server's environment instead of the bench's own (the observability bench sets METRICS and OTEL_*). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function startServer(dataset: Dataset, options: ServerOptions): Promise<RunningServer> {
@@ -36,7 +38,7 @@ export async function startServer(dataset: Dataset, options: ServerOptions): Pro
   args.push('--rate-limit', '0');
   if (options.workers !== undefined) args.push('--workers', options.workers);
   args.push(...(options.extraArgs ?? []));
-  const child = startNode(`sitebiz serve (${dataset.kind}, ${dataset.contacts} contacts)`, args);
+  const child = startNode(`sitebiz serve (${dataset.kind}, ${dataset.contacts} contacts)`, args, options.env);
   const client = new HttpClient(baseUrl);
   await waitForHttp(child, client, options.readyTimeoutMs);
   const token = await client.json<{ access_token?: string }>('/v1/oauth/token', {

@@ -50,3 +50,15 @@ export function mergedPercentile(sketches: LatencySketch[], p: number): number {
   }
   return points[points.length - 1]!.ms;
 }
+
+/** Every order of `items`: rounds that take each in turn let a shared machine's drift hit each alike. */
+export function permutations<T>(items: T[]): T[][] {
+  if (items.length <= 1) return [items];
+  return items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
+}
+
+/** The median of ratios, with their range: "1.02 (0.97–1.08)". */
+export const ratioText = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return `${median(values).toFixed(2)} (${sorted[0]!.toFixed(2)}–${sorted.at(-1)!.toFixed(2)})`;
+};
