@@ -97,6 +97,8 @@ describe('loadConfig', () => {
       WEBHOOK_WORKER: 'off',
       REQUEST_JOURNAL_SIZE: '50',
       COMPRESSION: 'off',
+      METRICS: 'Token',
+      METRICS_TOKEN: 'prometheus-token-0123456789',
     });
     assert.deepEqual(config, {
       database: {
@@ -136,6 +138,8 @@ describe('loadConfig', () => {
       webhookWorker: false,
       requestJournalSize: 50,
       compression: false,
+      metrics: 'token',
+      metricsToken: 'prometheus-token-0123456789',
     });
   });
 
