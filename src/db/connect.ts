@@ -43,7 +43,9 @@ export interface DatabaseHandle {
   serialize?: () => Buffer;
   /**
    * Subscribes to every statement run (through Kysely and runSelect) and, on PostgreSQL, to the
-   * waits for a pool connection; returns the unsubscribe. Metrics and tracing listen here.
+   * waits for a pool connection; returns the unsubscribe. Metrics and tracing listen here. A
+   * transaction's handle made by spreading this one has it too (the statements are the same
+   * handle's); one made without it has none.
    */
   observe?(observer: DatabaseObserver): () => void;
   /** PostgreSQL only: its pools' connections now (the primary's, each replica's). */
