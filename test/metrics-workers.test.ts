@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DIALECTS } from './support/harness.js';
-import { sampleValue } from './support/prometheus.js';
+import { PROMTOOL_SKIP, promtoolCheckMetrics, sampleValue } from './support/prometheus.js';
 import { accessToken, freePort, freshDatabase, request, startServe, type ServeProcess } from './support/serve-process.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'sitebiz-metrics-workers-'));
@@ -56,6 +56,10 @@ for (const dialect of DIALECTS) {
           assert.equal(scrape.body.match(/^sitebiz_webhook_deliveries_pending /gm)?.length, 1);
           assert.ok(sampleValue(scrape.body, 'process_resident_memory_bytes')! > 0);
           if (dialect === 'postgres') assert.equal(sampleValue(scrape.body, 'sitebiz_db_pool_max_connections', { target: 'primary' }), 20, 'two pools of 10');
+          if (i === 0 && !PROMTOOL_SKIP) {
+            const checked = promtoolCheckMetrics(scrape.body);
+            assert.equal(checked.status, 0, `the aggregate passes promtool check metrics: ${checked.output}`);
+          }
           const pid = await waitForPid(server, `scrape-${i}`);
           scrapePids.add(pid);
         }

@@ -12,6 +12,7 @@ import { addTag, createHook } from './support/webhooks.js';
 import { builders } from './support/builders.js';
 import { send } from './support/writes.js';
 import { readFileSync } from 'node:fs';
+import { CompiledQuery } from 'kysely';
 
 const TOKEN = 'metrics-test-token-0123456789abcdef';
 
@@ -112,6 +113,32 @@ for (const dialect of DIALECTS) {
       assert.equal(sampleValue(delivered, 'sitebiz_webhook_deliveries_pending'), 0);
       assert.equal(sampleValue(delivered, 'sitebiz_webhook_oldest_due_age_seconds'), 0);
       assert.equal(sampleValue(delivered, 'sitebiz_webhook_hooks_disabled_total'), 0);
+    });
+
+    it('reads the queue at scrape through its partial index, never the deliveries table', async () => {
+      const { statements } = await t.queries.during(() => scrape());
+      const queueReads = statements.filter((text) => text.includes('webhook_deliveries'));
+      assert.equal(queueReads.length, 2, statements.join('\n'));
+      for (const text of queueReads) {
+        const parameters = (text.match(/\?|\$\d+/g) ?? []).map(() => 1);
+        const plan = await t.handle.db.connection().execute(async (connection) => {
+          if (dialect === 'sqlite') {
+            const rows = (await connection.executeQuery(CompiledQuery.raw(`explain query plan ${text}`, parameters))).rows as Array<{ detail: string }>;
+            return rows.map((r) => r.detail).join('\n');
+          }
+          // The test's queue is tiny, where a scan would rightly win: price scans out, then the
+          // index must still serve.
+          await connection.executeQuery(CompiledQuery.raw('set enable_seqscan = off'));
+          try {
+            const rows = (await connection.executeQuery(CompiledQuery.raw(`explain ${text}`, parameters))).rows as Array<{ 'QUERY PLAN': string }>;
+            return rows.map((r) => r['QUERY PLAN']).join('\n');
+          } finally {
+            await connection.executeQuery(CompiledQuery.raw('reset enable_seqscan'));
+          }
+        });
+        assert.match(plan, /webhook_deliveries_due_idx/, `${text}\n${plan}`);
+        assert.doesNotMatch(plan, /Seq Scan|SCAN webhook_deliveries(?! USING)/, `${text}\n${plan}`);
+      }
     });
 
     it('counts rate-limit refusals by limit and sandbox faults by effect and status', async () => {
