@@ -42,6 +42,7 @@ import { hoistNamedSchemas } from './jsonapi/schema-names.js';
 import { markRoutes, refuseExtensions } from './jsonapi/upstream-check.js';
 import { EXTENSION_ROUTE, UPSTREAM_UNCHECKED, UPSTREAM_WITHOUT_QUERY } from './jsonapi/upstream-surface.js';
 import { healthRoutes, type Lifecycle } from './observability/health.js';
+import { Metrics, metricsRoute } from './observability/metrics.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -140,6 +141,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.decorate('database', database);
   app.addHook('onClose', async () => database.close());
+  // METRICS (docs/operations.md "Metrics"): off creates nothing, so nothing below records.
+  const metrics = config.metrics === 'off' ? undefined : new Metrics({ database, now, warn: (err, message) => app.log.warn({ err }, message) });
+  if (metrics) {
+    app.addHook('onResponse', metrics.onResponse);
+    app.addHook('onClose', async () => metrics.close());
+  }
   const webhooks = new DeliveryWorker({
     handle: database,
     log: app.log.child({ component: 'webhooks' }),
@@ -148,6 +155,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     timeoutMs: config.webhookTimeoutMs,
     concurrency: config.webhookConcurrency,
     pollMs: config.webhookPollMs,
+    ...(metrics ? { onAttempt: metrics.webhookAttempt } : {}),
     ...(options.webhooks?.lookup ? { lookup: options.webhooks.lookup } : {}),
     ...(options.webhooks?.stopGraceMs !== undefined ? { stopGraceMs: options.webhooks.stopGraceMs } : {}),
   });
@@ -199,7 +207,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('tokens', tokens);
   app.decorate('engine', engine);
 
-  const limits = await installRateLimits(app, config, options.redisNamespace ? { redisNamespace: options.redisNamespace } : {});
+  const limits = await installRateLimits(app, config, {
+    ...(options.redisNamespace ? { redisNamespace: options.redisNamespace } : {}),
+    ...(metrics ? { onRefusal: metrics.rateLimitRefused } : {}),
+  });
   if (config.rateLimitPerMinute > 0) {
     // Authenticated routes count in their Bearer hook (by API key); every other /v1 request (the
     // token endpoint, version, 404s, 405s) counts here, by address, before its body is read.
@@ -213,7 +224,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     config.mode === 'sandbox'
       ? {
           journal: new RequestJournal({ handle: database, size: config.requestJournalSize, now, log: app.log.child({ component: 'request-journal' }) }),
-          faults: new FaultInjector(database),
+          faults: new FaultInjector(database, Math.random, metrics?.faultInjected),
         }
       : undefined;
   sandbox?.journal.install(app);
@@ -291,6 +302,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     { prefix: '/v1' },
   );
   await app.register(healthRoutes(lifecycle, database));
+  if (metrics) await app.register(metricsRoute(config, metrics));
   // The console (docs/console.md): HTML pages for people, in a scope of its own (headers,
   // cookies, form bodies, errors as pages), on the same engine. An app of other resources (the
   // engine's own tests serve fixtures) has none.

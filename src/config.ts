@@ -101,7 +101,14 @@ export interface Config {
    * (src/compression.ts). Off where a proxy in front compresses instead.
    */
   compression: boolean;
+  /** GET /metrics (src/observability/metrics.ts): not served, served to anyone, or to METRICS_TOKEN's bearer. */
+  metrics: MetricsAccess;
+  /** The Bearer token GET /metrics asks for when `metrics` is `token`. */
+  metricsToken: string | undefined;
 }
+
+export const METRICS_ACCESS = ['off', 'public', 'token'] as const;
+export type MetricsAccess = (typeof METRICS_ACCESS)[number];
 
 export const MODES = ['sandbox', 'production'] as const;
 export type Mode = (typeof MODES)[number];
@@ -307,6 +314,20 @@ export const SETTINGS = {
     description: 'on: answers of 1 KB or more go gzip or brotli compressed to clients whose Accept-Encoding asks; off: never (a proxy in front compresses)',
     default: 'on',
   },
+  metrics: {
+    env: 'METRICS',
+    flag: 'metrics',
+    description: 'GET /metrics in the Prometheus text format: off; public (no token); token (Bearer METRICS_TOKEN)',
+    // Off: nothing is recorded, so a server nobody scrapes pays nothing, and a port opened to the
+    // world (HOST=0.0.0.0) does not show its traffic to it unasked (docs/operations.md "Metrics").
+    default: 'off',
+  },
+  metricsToken: {
+    env: 'METRICS_TOKEN',
+    flag: 'metrics-token',
+    description: 'METRICS=token: the Bearer token GET /metrics requires (16 characters or more)',
+    default: undefined,
+  },
 } satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -454,6 +475,7 @@ export function loadConfig(
   const requestJournalSize = integer('requestJournalSize', 0, 1_000_000);
   const compression = onOff('compression');
   const answerCacheMb = integer('answerCacheMb', 0, 1024 * 1024);
+  const { metrics, metricsToken } = parseMetrics(raw('metrics'), raw('metricsToken'), problems);
 
   if (problems.length > 0 || database === undefined || mode === undefined) throw new ConfigError(problems);
   return {
@@ -484,7 +506,36 @@ export function loadConfig(
     webhookWorker,
     requestJournalSize,
     compression,
+    metrics,
+    metricsToken,
   };
+}
+
+/** The shortest METRICS_TOKEN accepted: a guessable token would leave /metrics as good as public. */
+export const METRICS_TOKEN_MIN_LENGTH = 16;
+
+/** METRICS and METRICS_TOKEN: token mode needs a token, and a token without token mode is a mistake worth naming. */
+function parseMetrics(
+  access: { value: string | undefined; origin: string },
+  token: { value: string | undefined; origin: string },
+  problems: string[],
+): { metrics: MetricsAccess; metricsToken: string | undefined } {
+  const word = (access.value ?? '').trim().toLowerCase();
+  const metrics = METRICS_ACCESS.find((m) => m === word);
+  if (metrics === undefined) {
+    problems.push(`${access.origin} must be one of ${METRICS_ACCESS.join(', ')}, got ${JSON.stringify(access.value)}`);
+    return { metrics: 'off', metricsToken: undefined };
+  }
+  const metricsToken = token.value?.trim() || undefined;
+  if (metrics === 'token') {
+    if (metricsToken === undefined) problems.push(`${access.origin} is token but ${SETTINGS.metricsToken.env} is not set: set the Bearer token Prometheus will send`);
+    else if (metricsToken.length < METRICS_TOKEN_MIN_LENGTH || /\s/.test(metricsToken)) {
+      problems.push(`${token.origin} must be ${METRICS_TOKEN_MIN_LENGTH} or more characters without spaces (e.g. openssl rand -hex 32)`);
+    }
+  } else if (metricsToken !== undefined) {
+    problems.push(`${token.origin} is set but ${SETTINGS.metrics.env} is ${metrics}: set ${SETTINGS.metrics.env}=token to require it`);
+  }
+  return { metrics, metricsToken };
 }
 
 /** `auto` (every core this process may use) or a whole number of workers. */

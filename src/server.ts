@@ -94,6 +94,8 @@ async function superviseWorkers(config: Config, options: ServeOptions): Promise<
   await prepared.database.close();
 
   const log = pino({ level: config.logLevel }).child({ role: 'primary' });
+  // GET /metrics of any worker is the whole server's: the primary gathers every worker's (metrics-cluster.ts).
+  if (config.metrics !== 'off') (await import('./observability/metrics-cluster.js')).answerMetricsRequests();
   const supervisor = new WorkerSupervisor({ workers: config.workers, log, stopGraceMs: config.shutdownDrainMs + config.shutdownTimeoutMs });
   // Installed before the workers start, so that a signal during the start stops them too.
   const signal = shutdownSignal();

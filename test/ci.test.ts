@@ -29,10 +29,10 @@ describe('CI and the Node versions the README names', () => {
     assert.match(commands[install]!, /^\[ -x "\$\{CHROMIUM_PATH:-\/usr\/bin\/chromium\}" \] \|\| /, 'only when the Chromium the tests use is missing');
   });
 
-  it('.ci/run installs PgBouncer and HAProxy when missing, before the tests (the pooler and load-balancer suites fail without them in CI)', () => {
+  it('.ci/run installs PgBouncer, HAProxy and Prometheus when missing, before the tests (the pooler, load-balancer and metrics suites fail without them in CI)', () => {
     const commands = read('.ci/run').split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#'));
     const tests = commands.findIndex((line) => / npm test$/.test(line));
-    for (const [tool, variable, path] of [['pgbouncer', 'PGBOUNCER_PATH', '/usr/sbin/pgbouncer'], ['haproxy', 'HAPROXY_PATH', '/usr/sbin/haproxy']]) {
+    for (const [tool, variable, path] of [['pgbouncer', 'PGBOUNCER_PATH', '/usr/sbin/pgbouncer'], ['haproxy', 'HAPROXY_PATH', '/usr/sbin/haproxy'], ['prometheus', 'PROMETHEUS_PATH', '/usr/bin/prometheus']]) {
       const install = commands.findIndex((line) => line.includes(`apt-get install -y ${tool})`));
       assert.ok(install >= 0 && install < tests, `apt-get install -y ${tool} comes before npm test`);
       assert.ok(commands[install]!.startsWith(`[ -x "\${${variable}:-${path}}" ] || `), `only when the ${tool} the tests use is missing`);

@@ -48,7 +48,11 @@ type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
 export interface RateLimitOptions {
   /** Redis key prefix (tests use one of their own); default `sitebiz:ratelimit:`. */
   redisNamespace?: string;
+  /** Told of every 429 given: past the request limit, or while failed authentications are locked out (metrics). */
+  onRefusal?: (limit: RefusedLimit) => void;
 }
+
+export type RefusedLimit = 'requests' | 'auth_failures';
 
 /**
  * Registers @fastify/rate-limit on the app (no global hook: the calls below decide where counting
@@ -81,6 +85,7 @@ export async function installRateLimits(app: FastifyInstance, config: Config, op
       if (state.isAllowed) return;
       reply.header('ratelimit-limit', state.max).header('ratelimit-remaining', state.remaining).header('ratelimit-reset', state.ttlInSeconds);
       if (state.isExceeded) {
+        options.onRefusal?.('requests');
         const who = request.principal ? 'this API key' : 'this address before authentication';
         throw tooManyRequests(
           `More than ${state.max} requests a minute for ${who}; retry in ${state.ttlInSeconds} s`,
@@ -98,6 +103,7 @@ export async function installRateLimits(app: FastifyInstance, config: Config, op
         WINDOW_MS,
       );
       if (!take.taken) {
+        options.onRefusal?.('auth_failures');
         const retryAfter = Math.max(1, Math.ceil(take.retryAfterMs / 1000));
         // RFC 6749 form (the route's errorFormat); slow_down is the registered OAuth error for this.
         throw new ApiError(

@@ -41,7 +41,76 @@ export interface DatabaseHandle {
   listen?: (channel: string, handlers: NotificationHandlers) => NotificationListener;
   /** SQLite only: the whole database as an image, for `sqliteImage` of another handle. */
   serialize?: () => Buffer;
+  /**
+   * Subscribes to every statement run (through Kysely and runSelect) and, on PostgreSQL, to the
+   * waits for a pool connection; returns the unsubscribe. Metrics and tracing listen here. A
+   * transaction's handle made by spreading this one has it too (the statements are the same
+   * handle's); one made without it has none.
+   */
+  observe?(observer: DatabaseObserver): () => void;
+  /** PostgreSQL only: its pools' connections now (the primary's, each replica's). */
+  poolStates?: () => PoolState[];
   close(): Promise<void>;
+}
+
+/** Which server a statement or a pool is for. */
+export type StatementTarget = 'primary' | 'replica';
+
+export interface StatementEvent {
+  sql: string;
+  parameters: readonly unknown[];
+  /** Time from sending to the last row, ms. */
+  milliseconds: number;
+  target: StatementTarget;
+  /** The statement failed (its error is the caller's). */
+  failed: boolean;
+}
+
+export interface DatabaseObserver {
+  statement?(event: StatementEvent): void;
+  /** PostgreSQL: a connection was handed out of a pool after waiting this long, ms (0 when one was idle). */
+  connectionWait?(milliseconds: number, target: StatementTarget): void;
+}
+
+export interface PoolState {
+  target: StatementTarget;
+  total: number;
+  idle: number;
+  /** Callers waiting for a connection. */
+  waiting: number;
+  max: number;
+}
+
+/**
+ * The observers of one handle. With none, the paths below skip even reading the clock: `statements`
+ * and `waits` are checked first.
+ */
+class Observers {
+  private list: DatabaseObserver[] = [];
+  statements = false;
+  waits = false;
+
+  add(observer: DatabaseObserver): () => void {
+    this.list = [...this.list, observer];
+    this.refresh();
+    return () => {
+      this.list = this.list.filter((o) => o !== observer);
+      this.refresh();
+    };
+  }
+
+  private refresh(): void {
+    this.statements = this.list.some((o) => o.statement);
+    this.waits = this.list.some((o) => o.connectionWait);
+  }
+
+  statement(event: StatementEvent): void {
+    for (const observer of this.list) observer.statement?.(event);
+  }
+
+  connectionWait(milliseconds: number, target: StatementTarget): void {
+    for (const observer of this.list) observer.connectionWait?.(milliseconds, target);
+  }
 }
 
 /** DatabaseHandle.runSelect on PostgreSQL, where it always runs. */
@@ -61,13 +130,44 @@ export interface ConnectOptions {
   onQuery?: (sql: string, milliseconds: number, parameters: readonly unknown[]) => void;
 }
 
-function queryLogger(options: ConnectOptions) {
+/** The observers of a new handle, with ConnectOptions.onQuery as the first (successful statements only). */
+function observersFor(options: ConnectOptions): Observers {
+  const observers = new Observers();
   const onQuery = options.onQuery;
-  if (!onQuery) return {};
+  if (onQuery) observers.add({ statement: (e) => !e.failed && onQuery(e.sql, e.milliseconds, e.parameters) });
+  return observers;
+}
+
+/** Kysely's statements, to the observers (its log is installed once; observers come and go). */
+function queryLogger(observers: Observers) {
   return {
     log: (event: LogEvent) => {
-      if (event.level === 'query') onQuery(event.query.sql, event.queryDurationMillis, event.query.parameters);
+      if (!observers.statements) return;
+      const { sql, parameters } = event.query;
+      observers.statement({ sql, parameters, milliseconds: event.queryDurationMillis, target: 'primary', failed: event.level === 'error' });
     },
+  };
+}
+
+/**
+ * Reports how long each pg pool checkout waited (pool.query and Kysely both check out through
+ * pool.connect), only while someone listens.
+ */
+function observeWaits(pool: pg.Pool, observers: Observers, target: StatementTarget): void {
+  const connect = pool.connect.bind(pool) as (callback?: (error: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void) => unknown;
+  (pool as { connect: unknown }).connect = (callback?: (error: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void) => {
+    if (!observers.waits) return connect(callback);
+    const started = performance.now();
+    if (callback) {
+      return connect((error, client, done) => {
+        if (!error) observers.connectionWait(performance.now() - started, target);
+        callback(error, client, done);
+      });
+    }
+    return (connect() as Promise<pg.PoolClient>).then((client) => {
+      observers.connectionWait(performance.now() - started, target);
+      return client;
+    });
   };
 }
 
@@ -78,23 +178,30 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     const sqlite = new SQLiteDatabase(options.sqliteImage ?? config.filename);
     applySqliteSettings(sqlite, config);
     const statements = withStatementCache(sqlite);
+    const observers = observersFor(options);
     const db = new Kysely<Database>({
       dialect: new SqliteDialect({ database: statements }),
-      ...queryLogger(options),
+      ...queryLogger(observers),
     });
-    const onQuery = options.onQuery;
     return {
       db,
       traits: traitsFor('sqlite'),
       description: `SQLite ${config.filename}`,
       runSelect: <Row>(_name: string, text: string, parameters: readonly unknown[]) => {
         if (sqlite.inTransaction) return undefined;
-        const started = onQuery ? performance.now() : 0;
-        const rows = (statements.prepare(text) as unknown as SqliteStatement).all(parameters as unknown[]) as Row[];
-        onQuery?.(text, performance.now() - started, parameters);
-        return Promise.resolve(rows);
+        if (!observers.statements) return Promise.resolve((statements.prepare(text) as unknown as SqliteStatement).all(parameters as unknown[]) as Row[]);
+        const started = performance.now();
+        let failed = true;
+        try {
+          const rows = (statements.prepare(text) as unknown as SqliteStatement).all(parameters as unknown[]) as Row[];
+          failed = false;
+          return Promise.resolve(rows);
+        } finally {
+          observers.statement({ sql: text, parameters, milliseconds: performance.now() - started, target: 'primary', failed });
+        }
       },
       serialize: () => sqlite.serialize(),
+      observe: (observer) => observers.add(observer),
       close: () => db.destroy(),
     };
   }
@@ -121,12 +228,17 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
   };
   const pool = new pg.Pool({ ...poolOptions, connectionString: config.connectionString });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(options) });
+  const observers = observersFor(options);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(observers) });
   const traits = traitsFor('postgres');
+  const pools: Array<{ pool: pg.Pool; target: StatementTarget }> = [];
   // Every pool (the primary's, each replica's) gets its connections set up, then its runSelect.
   const makeRunSelect = (target: pg.Pool) => {
+    const role: StatementTarget = target === pool ? 'primary' : 'replica';
+    pools.push({ pool: target, target: role });
     prepareConnections(target);
-    return directSelects(target, config, options.onQuery);
+    observeWaits(target, observers, role);
+    return directSelects(target, config, observers, role);
   };
   const runSelect = makeRunSelect(pool);
   let replicas: ReplicaSet | undefined;
@@ -144,6 +256,9 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     // LISTEN is a session's: through a transaction pooler the notifications would reach whichever
     // client holds that server connection next. Without it, webhook workers poll (WEBHOOK_POLL_MS).
     ...(config.pooler === 'transaction' ? {} : { listen: (channel: string, handlers: NotificationHandlers) => listenForNotifications(config.connectionString, channel, handlers) }),
+    observe: (observer) => observers.add(observer),
+    poolStates: () =>
+      pools.map(({ pool: p, target }) => ({ target, total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount, max: p.options.max ?? 10 })),
     close: async () => {
       await replicas?.close();
       await db.destroy();
@@ -162,11 +277,23 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
 function directSelects(
   pool: pg.Pool,
   config: Extract<DatabaseConfig, { dialect: 'postgres' }>,
-  onQuery: ConnectOptions['onQuery'],
+  observers: Observers,
+  target: StatementTarget,
 ): RunSelect {
   let namedStatements = config.pooler !== 'transaction';
-  return async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
-    const started = onQuery ? performance.now() : 0;
+  const observed = async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
+    if (!observers.statements) return run<Row>(name, text, parameters);
+    const started = performance.now();
+    let failed = true;
+    try {
+      const rows = await run<Row>(name, text, parameters);
+      failed = false;
+      return rows;
+    } finally {
+      observers.statement({ sql: text, parameters, milliseconds: performance.now() - started, target, failed });
+    }
+  };
+  const run = async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
     let result: pg.QueryResult | undefined;
     if (namedStatements) {
       try {
@@ -186,9 +313,9 @@ function directSelects(
       }
     }
     result ??= await pool.query({ text, values: parameters as unknown[] });
-    onQuery?.(text, performance.now() - started, parameters);
     return result.rows as Row[];
   };
+  return observed;
 }
 
 /**

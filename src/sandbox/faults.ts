@@ -35,6 +35,12 @@ const TITLES: Record<number, string> = {
   504: 'Gateway Timeout',
 };
 
+/** What a fault did to a request: a delay, an error status, or both. */
+export interface InjectedFault {
+  latency: boolean;
+  status: number | null;
+}
+
 interface ActiveFault {
   id: number;
   /** Null: any method. */
@@ -67,6 +73,8 @@ export class FaultInjector {
   constructor(
     private readonly handle: DatabaseHandle,
     private readonly random: () => number = Math.random,
+    /** Told of every fault that answers or delays a request (metrics). */
+    private readonly onInjected?: (fault: InjectedFault) => void,
   ) {}
 
   /** Forget the account's faults (one of them was spent). */
@@ -88,6 +96,7 @@ export class FaultInjector {
       if (!fault.pattern.test(path)) continue;
       if (fault.rate !== null && this.random() >= fault.rate) continue;
       if (!(await this.spend(principal.accountId, fault))) continue;
+      this.onInjected?.({ latency: Boolean(fault.latencyMs), status: fault.status });
       if (fault.latencyMs) await sleep(fault.latencyMs);
       if (fault.status !== null) throw faultError(fault, request.method, path);
       return;

@@ -55,6 +55,8 @@ export interface DeliveryWorkerOptions {
   stopGraceMs?: number;
   /** Jitter of the retry schedule (Math.random's range). */
   random?: () => number;
+  /** Told of every attempt recorded, by its outcome (`stale`: the claim had run out), and whether it disabled its hook (metrics). */
+  onAttempt?: (outcome: Outcome['status'] | 'stale', disabledHook: boolean) => void;
 }
 
 interface Flight {
@@ -285,6 +287,7 @@ export class DeliveryWorker {
     const result = await this.post(delivery, signal);
     posted(result);
     const outcome = await this.record({ claim: delivery, attempt: { startedAt, result, now: this.options.now(), ...(this.options.random ? { random: this.options.random } : {}) } });
+    this.options.onAttempt?.(outcome.applied ? outcome.status : 'stale', outcome.disabledHook);
     const log = this.options.log;
     log.debug(
       {

@@ -33,6 +33,8 @@ const DEFAULTS: Config = {
   webhookWorker: true,
   requestJournalSize: 1000,
   compression: true,
+  metrics: 'off',
+  metricsToken: undefined,
 };
 
 /** The problems of a configuration that must fail. */
@@ -95,6 +97,8 @@ describe('loadConfig', () => {
       WEBHOOK_WORKER: 'off',
       REQUEST_JOURNAL_SIZE: '50',
       COMPRESSION: 'off',
+      METRICS: 'Token',
+      METRICS_TOKEN: 'prometheus-token-0123456789',
     });
     assert.deepEqual(config, {
       database: {
@@ -134,6 +138,8 @@ describe('loadConfig', () => {
       webhookWorker: false,
       requestJournalSize: 50,
       compression: false,
+      metrics: 'token',
+      metricsToken: 'prometheus-token-0123456789',
     });
   });
 
@@ -326,4 +332,18 @@ describe('redactUrl', () => {
   for (const [url, shown] of CASES) {
     it(`${url} → ${shown}`, () => assert.equal(redactUrl(url), shown));
   }
+});
+
+describe('METRICS and METRICS_TOKEN', () => {
+  it('takes off, public and token (with a token), and refuses token mode without one', () => {
+    assert.equal(loadConfig({ METRICS: 'public' }).metrics, 'public');
+    const token = 'a'.repeat(32);
+    const config = loadConfig({ METRICS: 'token', METRICS_TOKEN: token });
+    assert.equal(config.metrics, 'token');
+    assert.equal(config.metricsToken, token);
+    assert.match(problemsOf(() => loadConfig({ METRICS: 'token' })).join('\n'), /METRICS is token but METRICS_TOKEN is not set/);
+    assert.match(problemsOf(() => loadConfig({ METRICS: 'token', METRICS_TOKEN: 'short' })).join('\n'), /METRICS_TOKEN must be 16 or more characters/);
+    assert.match(problemsOf(() => loadConfig({ METRICS_TOKEN: token })).join('\n'), /METRICS_TOKEN is set but METRICS is off/);
+    assert.match(problemsOf(() => loadConfig({ METRICS: 'yes' })).join('\n'), /METRICS must be one of off, public, token/);
+  });
 });
