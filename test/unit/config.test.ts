@@ -32,6 +32,7 @@ const DEFAULTS: Config = {
   webhookPollMs: 1_000,
   webhookWorker: true,
   requestJournalSize: 1000,
+  auditRetentionDays: 365,
   compression: true,
 };
 
