@@ -95,6 +95,7 @@ describe('loadConfig', () => {
       WEBHOOK_POLL_MS: '250',
       WEBHOOK_WORKER: 'off',
       REQUEST_JOURNAL_SIZE: '50',
+      AUDIT_RETENTION_DAYS: '30',
       COMPRESSION: 'off',
     });
     assert.deepEqual(config, {
@@ -134,6 +135,7 @@ describe('loadConfig', () => {
       webhookPollMs: 250,
       webhookWorker: false,
       requestJournalSize: 50,
+      auditRetentionDays: 30,
       compression: false,
     });
   });
