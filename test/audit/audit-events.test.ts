@@ -11,6 +11,7 @@ import { pruneAuditEvents } from '../../src/audit/retention.js';
 import { hashPassword } from '../../src/console/passwords.js';
 import { ConsoleSessions } from '../../src/console/sessions.js';
 import { createUser } from '../../src/domain/accounts.js';
+import { saveSnapshot, SEED_SNAPSHOT } from '../../src/domain/snapshots.js';
 import { formBody, signInToConsole, type ConsoleBrowser } from '../support/console.js';
 import { createTestApp, DIALECTS, type TestApp } from '../support/harness.js';
 import { assertError, otherAccount, send } from '../support/writes.js';
@@ -104,7 +105,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await lastId(), afterKey);
     });
 
-    it('records a snapshot restore as the key, and nothing for a reset without a seed or an unknown snapshot', async () => {
+    it('records a snapshot restore and a reset as the key, and nothing for a reset without a seed or an unknown snapshot', async () => {
       const saved = await send(t, 'POST', '/v1/test_helpers/snapshots', token, { data: { type: 'snapshots', attributes: { name: 'audit-before' } } });
       assert.equal(saved.statusCode, 201, saved.body);
       const mark = await lastId();
@@ -119,6 +120,13 @@ for (const dialect of DIALECTS) {
       assert.equal(rows[0]!.target_id, 'audit-before');
       assert.equal(rows[0]!.actor_kind, 'api_key');
       assert.equal(typeof detailsOf(rows[0]!).restored_rows, 'number');
+
+      // With a seed snapshot (as a seeded account has), a reset is recorded as one.
+      await saveSnapshot(t.handle, t.tenant.accountId, SEED_SNAPSHOT, t.clock.now());
+      const beforeReset = await lastId();
+      assert.equal((await send(t, 'POST', '/v1/test_helpers/reset', token)).statusCode, 200);
+      const resets = await rowsSince(beforeReset);
+      assert.deepEqual(resets.map((r) => [r.action, r.target_id, r.actor_kind]), [['sandbox.reset', SEED_SNAPSHOT, 'api_key']]);
     });
 
     describe('the console', () => {
@@ -250,10 +258,11 @@ for (const dialect of DIALECTS) {
 
         const at = t.clock.now();
         await recordAuditEvent(t.handle, { accountId: t.tenant.accountId, action: 'sandbox.reset', actor: SYSTEM_ACTOR, at: new Date(at.getTime() + 3_600_000) });
+        const future = String(await lastId());
         const later = await list(`?filter[created_at_gt]=${encodeURIComponent(new Date(at.getTime() + 60_000).toISOString())}`);
-        assert.deepEqual(later.data.map((r) => r.attributes.action), ['sandbox.reset']);
+        assert.deepEqual(later.data.map((r) => r.id), [future]);
         const earlier = await list(`?filter[created_at_lte]=${encodeURIComponent(at.toISOString())}&page[size]=100`);
-        assert.ok(earlier.data.length > 0 && earlier.data.every((r) => r.attributes.action !== 'sandbox.reset'));
+        assert.ok(earlier.data.length > 0 && earlier.data.every((r) => r.id !== future));
         assertError(await t.get('/v1/audit_events?filter[created_at_gt]=yesterday', token), 400);
         assertError(await t.get('/v1/audit_events?filter[actor_label_eq]=x', token), 400);
       });
