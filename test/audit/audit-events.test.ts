@@ -169,6 +169,21 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(detailsOf(rows[0]!), { name: 'CRM sync', client_id: key.client_id, user_id: t.tenant.ownerId, permissions: ['view:contacts', 'view:sites'] });
       });
 
+      it('records hooks created and deleted on the Webhooks page as the signed-in user', async () => {
+        const site = t.tenant.siteId;
+        const mark = await lastId();
+        const made = await owner.post(`/console/webhooks?site=${site}`, { site: String(site), event: 'tag_added', target_url: 'https://receiver.example/console' });
+        assert.equal(made.statusCode, 201, made.body);
+        const hookId = /href="\/console\/webhooks\/(\d+)\?site=/.exec(made.body)?.[1];
+        assert.ok(hookId);
+        assert.equal((await owner.post(`/console/webhooks/${hookId}/delete?site=${site}`)).statusCode, 303);
+        const rows = await rowsSince(mark);
+        assert.deepEqual(rows.map((r) => [r.action, r.actor_kind, Number(r.actor_user_id), r.target_id, r.source_address]), [
+          ['hook.created', 'console_user', t.tenant.ownerId, hookId, '127.0.0.1'],
+          ['hook.deleted', 'console_user', t.tenant.ownerId, hookId, '127.0.0.1'],
+        ]);
+      });
+
       it('records a password sign-in with its session, and a failed one without a session', async () => {
         const password = 'a long enough password';
         secrets.push(password);
@@ -239,7 +254,7 @@ for (const dialect of DIALECTS) {
         assert.deepEqual([...first.data, ...second.data].map((r) => r.id), all.data.slice(0, 4).map((r) => r.id));
         assert.ok(first.links.next);
 
-        const one = all.data.find((r) => r.attributes.action === 'hook.created')!;
+        const one = all.data.find((r) => r.attributes.action === 'hook.created' && r.attributes.actor_kind === 'api_key')!;
         const shown = await t.get(`/v1/audit_events/${one.id}`, token);
         assert.equal(shown.statusCode, 200);
         assert.deepEqual(shown.json().data.attributes, one.attributes);
@@ -252,8 +267,8 @@ for (const dialect of DIALECTS) {
       it('filters by action and by created_at', async () => {
         const deleted = await list('?filter[action]=hook.deleted,api_key.deleted');
         assert.deepEqual([...new Set(deleted.data.map((r) => r.attributes.action))].sort(), ['api_key.deleted', 'hook.deleted']);
-        assert.equal((await list('?filter[action_eq]=hook.created')).data.length, 1);
-        assert.equal((await list('?filter[action_in]=hook.created,hook.enabled')).data.length, 2);
+        assert.equal((await list('?filter[action_eq]=hook.created')).data.length, 2, 'the API\'s and the console\'s');
+        assert.equal((await list('?filter[action_in]=hook.created,hook.enabled')).data.length, 3);
         assert.ok((await list('?filter[action_start]=console.')).data.every((r) => r.attributes.action.startsWith('console.')));
 
         const at = t.clock.now();
