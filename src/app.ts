@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { AuditRetention } from './audit/retention.js';
 import { bearerAuthentication } from './auth/authenticate.js';
 import { oauthRoutes } from './auth/oauth-routes.js';
 import { installRateLimits } from './auth/rate-limits.js';
@@ -51,6 +52,8 @@ declare module 'fastify' {
     tokens: TokenService;
     /** The webhook delivery worker (src/webhooks/delivery-worker.ts). */
     webhooks: DeliveryWorker;
+    /** AUDIT_RETENTION_DAYS: removes the audit log's old rows hourly (src/audit/retention.ts). */
+    auditRetention: AuditRetention;
     /** Whether a shutdown is draining this process (GET /readyz, src/server.ts). */
     lifecycle: Lifecycle;
   }
@@ -164,6 +167,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // onClose hooks run last-added first: the worker stops (and records its attempts) before the
   // database closes.
   app.addHook('onClose', async () => webhooks.stop());
+  const auditRetention = new AuditRetention({ handle: database, days: config.auditRetentionDays, now, log: app.log.child({ component: 'audit-retention' }) });
+  app.decorate('auditRetention', auditRetention);
+  app.addHook('onReady', async () => auditRetention.start());
+  app.addHook('onClose', async () => auditRetention.stop());
   app.decorateRequest('principal', null);
   app.decorateRequest('clientKey', null);
   // Once the app is closing, every answer ends its connection: a kept-alive connection would

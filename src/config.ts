@@ -96,6 +96,8 @@ export interface Config {
   webhookWorker: boolean;
   /** Sandbox mode: requests kept in the request journal per account (the newest); 0 turns it off. */
   requestJournalSize: number;
+  /** Days the audit log keeps its rows (src/audit/retention.ts); 0 keeps them forever. */
+  auditRetentionDays: number;
   /**
    * Whether answers of 1 KB or more go gzip or brotli compressed to clients that ask
    * (src/compression.ts). Off where a proxy in front compresses instead.
@@ -308,6 +310,12 @@ export const SETTINGS = {
     description: 'sandbox mode: requests kept per account in the request journal (GET /v1/test_helpers/requests), the newest; 0: off',
     default: '1000',
   },
+  auditRetentionDays: {
+    env: 'AUDIT_RETENTION_DAYS',
+    flag: 'audit-retention-days',
+    description: 'days the audit log (GET /v1/audit_events) keeps its rows; older ones are removed hourly; 0: kept forever',
+    default: '365',
+  },
   compression: {
     env: 'COMPRESSION',
     flag: 'compression',
@@ -473,6 +481,7 @@ export function loadConfig(
   const webhookWorker = onOff('webhookWorker');
 
   const requestJournalSize = integer('requestJournalSize', 0, 1_000_000);
+  const auditRetentionDays = integer('auditRetentionDays', 0, 36_500);
   const compression = onOff('compression');
   const answerCacheMb = integer('answerCacheMb', 0, 1024 * 1024);
   const { metrics, metricsToken } = parseMetrics(raw('metrics'), raw('metricsToken'), problems);
@@ -505,6 +514,7 @@ export function loadConfig(
     webhookPollMs,
     webhookWorker,
     requestJournalSize,
+    auditRetentionDays,
     compression,
     metrics,
     metricsToken,

@@ -31,6 +31,8 @@ const SITEBIZ_OPERATIONS = new Set([
   'GET /v1/events',
   'GET /v1/events/{}',
   'GET /v1/events/{}/relationships/deliveries',
+  'GET /v1/audit_events',
+  'GET /v1/audit_events/{}',
 ]);
 
 const form = (fields: Record<string, string>) => ({

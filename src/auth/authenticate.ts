@@ -52,8 +52,10 @@ async function authenticate(tokens: TokenService, request: FastifyRequest): Prom
   if (result === 'unknown') throw invalidToken('The access token is not valid');
   if (result === 'expired') throw invalidToken('The access token has expired; get a new one with the refresh token');
   if (result === 'revoked') throw invalidToken('The access token has been revoked');
-  // A note of its own per request: what the engine reaches while answering it.
-  return { ...result, touchedSites: new Set<number>() };
+  // A note of its own per request: what the engine reaches while answering it; the audit log's
+  // actor carries the request's address.
+  const actor = { kind: 'api_key', apiKeyId: result.apiKeyId, userId: result.userId, label: result.clientId ?? `key ${result.apiKeyId}`, address: request.ip } as const;
+  return { ...result, touchedSites: new Set<number>(), actor };
 }
 
 /** The principal of an authenticated request (the hook has run). */

@@ -30,6 +30,10 @@ export const PERMISSIONS: readonly PermissionSpec[] = [
     description: 'create and delete webhook subscriptions, rotate their signing secrets, see sample payloads (with the permissions of the event), redeliver deliveries and re-enable disabled hooks',
   },
   {
+    name: 'view:audit_events',
+    description: 'the audit log (GET /v1/audit_events): every administrative action on the account for keys of its owner, the actions of the key\u2019s own user for others',
+  },
+  {
     name: 'manage:sandbox',
     description:
       'the sandbox test helpers under /v1/test_helpers/ (checkouts, refunds, the account clock, reset and snapshots, faults, the mailbox and the request journal); sandbox mode only',

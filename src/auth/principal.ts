@@ -1,4 +1,5 @@
 // Who is making a request, resolved once per request from the Bearer token.
+import type { AuditActor } from '../audit/audit-events.js';
 
 export interface Principal {
   accountId: number;
@@ -40,6 +41,12 @@ export interface Principal {
    * sites sees the requests about its own sites only. Set per API request by authentication.
    */
   touchedSites?: Set<number>;
+  /**
+   * Who the audit log names for this principal's administrative actions (src/audit/): the API key
+   * and the request's address, the console's signed-in user, or the CLI. Absent: auditActorOf
+   * derives it from the key (or sitebiz itself).
+   */
+  actor?: AuditActor;
   /** UPSTREAM_STRICT: answers carry only what the upstream API has (docs/upstream-strict.md). */
   upstreamOnly?: boolean;
 }

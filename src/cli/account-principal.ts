@@ -2,6 +2,7 @@
 // account's data (trigger, listen, clock, reset, snapshot) work on the database directly, as the
 // account's owner would through the API with a key holding every permission, so their writes go
 // through the same engine and domain code as a request's (src/engine.ts createEngine).
+import { cliActor } from '../audit/audit-events.js';
 import { PERMISSION_NAMES } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import type { DatabaseHandle } from '../db/connect.js';
@@ -71,6 +72,8 @@ export async function ownerPrincipal(handle: DatabaseHandle, accountId: number):
     permissions: new Set(PERMISSION_NAMES),
     siteIds: sites.map((s) => Number(s.id)),
     clockOffsetMs: Number(account.clock_offset_ms),
+    // The audit log names the CLI, not the owner it acts as (`sitebiz listen`'s hooks).
+    actor: cliActor(),
   };
 }
 

@@ -1,5 +1,6 @@
 // The administration commands: migrate, and keys, accounts, sites and users made or changed in
 // the database directly (no server needed), each through the domain's own functions.
+import { cliActor } from '../audit/audit-events.js';
 import { parsePermissionList } from '../auth/permissions.js';
 import { USER_ROLES } from '../auth/roles.js';
 import { createAccount, createApiKey, createSite, createUser, deleteApiKey, listApiKeys, rotateApiKey, soleAccountOwner } from '../domain/accounts.js';
@@ -35,7 +36,7 @@ export const keysCreateCommand: Command = {
       throw new UsageError((error as Error).message);
     }
     const key = await withDatabase(configFrom(values), async (h) =>
-      createApiKey(h, { userId: named ?? (await soleAccountOwner(h)), name, permissions }),
+      createApiKey(h, { userId: named ?? (await soleAccountOwner(h)), name, permissions, actor: cliActor() }),
     );
     report(
       values,
@@ -76,7 +77,7 @@ export const keysRotateCommand: Command = {
   async run(values, positionals) {
     const ref = positionals[0];
     if (!ref) throw new UsageError('name the key: sitebiz keys rotate <id|client_id>');
-    const key = await withDatabase(configFrom(values), (h) => rotateApiKey(h, ref));
+    const key = await withDatabase(configFrom(values), (h) => rotateApiKey(h, ref, undefined, {}, cliActor()));
     report(values, { id: String(key.id), client_id: key.clientId, client_secret: key.clientSecret }, [
       `Rotated API key ${key.id}; its earlier tokens are revoked.`,
       `client_id:     ${key.clientId}`,
@@ -91,7 +92,7 @@ export const keysDeleteCommand: Command = {
   async run(values, positionals) {
     const ref = positionals[0];
     if (!ref) throw new UsageError('name the key: sitebiz keys delete <id|client_id>');
-    const key = await withDatabase(configFrom(values), (h) => deleteApiKey(h, ref));
+    const key = await withDatabase(configFrom(values), (h) => deleteApiKey(h, ref, {}, cliActor()));
     report(values, { id: String(key.id), client_id: key.clientId, deleted: true }, [`Deleted API key ${key.id} (${key.clientId}).`]);
   },
 };

@@ -1,5 +1,6 @@
 // `sitebiz users set-password` and `sitebiz users sign-in-link`: how people get into the console
 // (docs/console.md "Signing in").
+import { cliActor } from '../audit/audit-events.js';
 import { AdminError, findUserByEmail, soleAccountOwner } from '../domain/accounts.js';
 import { hashPassword, PasswordPolicyError } from '../console/passwords.js';
 import { ConsoleSessions, consoleSignInUrl, SIGN_IN_LINK_TTL_MS } from '../console/sessions.js';
@@ -37,7 +38,7 @@ export const setPasswordCommand: Command = {
     }
     const user = await withDatabase(configFrom(values), async (h) => {
       const found = await userByEmail(h, values.email as string);
-      await new ConsoleSessions(h).setPassword(found.id, hash);
+      await new ConsoleSessions(h).setPassword(found.id, hash, cliActor());
       return found;
     });
     report(values, { user_id: String(user.id), email: user.email, password_set: true }, [`Set the console password of ${user.email} (user ${user.id}).`]);

@@ -2,6 +2,7 @@
 // and snapshots"): the test helpers of POST /v1/test_helpers/reset and /v1/test_helpers/snapshots,
 // run by the same code (src/domain/snapshots.ts) straight on the database of a running server. The
 // server's caches see the change: a restore moves every site's data version forward.
+import { cliActor } from '../audit/audit-events.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { AdminError } from '../domain/accounts.js';
 import {
@@ -78,7 +79,7 @@ export const resetCommand: Command = {
   ],
   options,
   async run(values) {
-    const { accountId, result } = await onAccount(values, (handle, id) => resetAccount(handle, id, new Date()));
+    const { accountId, result } = await onAccount(values, (handle, id) => resetAccount(handle, id, new Date(), cliActor()));
     reportRestore(values, accountId, result, 'Reset');
   },
 };
@@ -102,7 +103,7 @@ export const snapshotRestoreCommand: Command = {
   options,
   async run(values, positionals) {
     const name = nameOf(positionals, snapshotRestoreCommand.usage);
-    const { accountId, result } = await onAccount(values, (handle, id) => restoreSnapshot(handle, id, name, new Date()));
+    const { accountId, result } = await onAccount(values, (handle, id) => restoreSnapshot(handle, id, name, new Date(), cliActor()));
     reportRestore(values, accountId, result, `Restored ${name} to`);
   },
 };

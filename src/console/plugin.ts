@@ -256,7 +256,9 @@ export function consoleRoutes(deps: ConsoleDeps, pagesOf: (renderer: ConsoleRend
           }
           throw new ConsoleProblem(401, 'Your console session has ended; sign in again.');
         }
-        request.consoleSession = session;
+        // The audit log names the signed-in user and this request's address for what the page does.
+        const actor = { kind: 'console_user', userId: session.user.id, label: session.user.email, address: request.ip } as const;
+        request.consoleSession = { ...session, principal: { ...session.principal, actor } };
         if (request.method === 'POST') {
           const presented = request.headers['x-csrf-token'] ?? formOf(request).get('_csrf');
           if (!csrfTokenMatches(presented, session.csrfToken)) {

@@ -1,6 +1,7 @@
 // Console sessions, sign-in links and the sign-in throttle, all in the database so that several
 // sitebiz processes behind a load balancer share them (docs/console.md "Signing in").
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { recordAuditEvent, type AuditActor } from '../audit/audit-events.js';
 import { PERMISSION_NAMES } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import { sha256Hex } from '../auth/secrets.js';
@@ -65,22 +66,54 @@ export class ConsoleSessions {
     return Date.parse(this.handle.traits.decodeTimestamp(value) ?? '');
   }
 
-  /** Starts a session for the user; returns the cookie's token. */
-  async create(userId: number): Promise<string> {
+  /**
+   * Starts a session for the user, signed in by `method` from `address`; returns the cookie's
+   * token. The audit log's console.signed_in row is written with the session, in one transaction.
+   */
+  async create(userId: number, signIn: { method: 'password' | 'link'; address: string }): Promise<string> {
     const token = newToken();
     const now = this.now();
-    await this.db
-      .insertInto('console_sessions')
-      .values({
-        user_id: userId,
-        token_hash: sha256Hex(token),
-        csrf_token: newToken(),
-        created_at: this.at(now),
-        last_seen_at: this.at(now),
-        expires_at: this.at(new Date(now.getTime() + SESSION_ABSOLUTE_MS)),
-      })
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      const user = await trx.selectFrom('users').select(['account_id', 'email']).where('id', '=', userId).executeTakeFirstOrThrow();
+      await trx
+        .insertInto('console_sessions')
+        .values({
+          user_id: userId,
+          token_hash: sha256Hex(token),
+          csrf_token: newToken(),
+          created_at: this.at(now),
+          last_seen_at: this.at(now),
+          expires_at: this.at(new Date(now.getTime() + SESSION_ABSOLUTE_MS)),
+        })
+        .execute();
+      await recordAuditEvent(
+        { db: trx, traits: this.handle.traits },
+        {
+          accountId: Number(user.account_id),
+          action: 'console.signed_in',
+          actor: { kind: 'console_user', userId, label: user.email, address: signIn.address },
+          target: { type: 'users', id: userId },
+          details: { method: signIn.method },
+          at: now,
+        },
+      );
+    });
     return token;
+  }
+
+  /**
+   * A wrong password for a known user's email: the audit log's console.sign_in_failed row, the one
+   * row written without an action beside it. (An email of no user has no account to log it in.)
+   */
+  async signInFailed(user: { id: number; accountId: number; email: string }, address: string): Promise<void> {
+    await recordAuditEvent(this.handle, {
+      accountId: user.accountId,
+      action: 'console.sign_in_failed',
+      actor: { kind: 'console_user', userId: user.id, label: user.email, address },
+      target: { type: 'users', id: user.id },
+      details: { method: 'password' },
+      at: this.now(),
+    });
   }
 
   /** The live session of a cookie's token, or null (unknown, idle too long, or past its end). */
@@ -134,11 +167,26 @@ export class ConsoleSessions {
     await this.db.deleteFrom('console_sessions').where('id', '=', sessionId).execute();
   }
 
-  /** Sets the user's password (a hash from passwords.ts) and ends the sessions signed in before, together. */
-  async setPassword(userId: number, passwordHash: string): Promise<void> {
+  /**
+   * Sets the user's password (a hash from passwords.ts) and ends the sessions signed in before,
+   * together, with the audit log's row naming `actor`.
+   */
+  async setPassword(userId: number, passwordHash: string, actor: AuditActor): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      const user = await trx.selectFrom('users').select(['account_id', 'email']).where('id', '=', userId).executeTakeFirstOrThrow();
       await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: this.at(this.now()) }).where('id', '=', userId).execute();
-      await trx.deleteFrom('console_sessions').where('user_id', '=', userId).execute();
+      const ended = await trx.deleteFrom('console_sessions').where('user_id', '=', userId).executeTakeFirst();
+      await recordAuditEvent(
+        { db: trx, traits: this.handle.traits },
+        {
+          accountId: Number(user.account_id),
+          action: 'user.password_set',
+          actor,
+          target: { type: 'users', id: userId },
+          details: { email: user.email, sessions_ended: Number(ended.numDeletedRows) },
+          at: this.now(),
+        },
+      );
     });
   }
 

@@ -43,10 +43,10 @@ export function signInRoutes(deps: ConsoleDeps, renderer: ConsoleRenderer) {
 <code>npm run sitebiz -- users set-password --email &lt;email&gt; --password-stdin</code> sets a password.</p>`;
   }
 
-  async function startSession(reply: FastifyReply, userId: number, next: string): Promise<FastifyReply> {
+  async function startSession(request: FastifyRequest, reply: FastifyReply, userId: number, next: string, method: 'password' | 'link'): Promise<FastifyReply> {
     // Checked before the session exists: a redirect that cannot be sent leaves no session behind.
     const location = safeNext(next);
-    const token = await sessions.create(userId);
+    const token = await sessions.create(userId, { method, address: request.ip });
     reply.setCookie(SESSION_COOKIE, token, sessionCookieOptions(deps.config));
     return reply.redirect(location, 303);
   }
@@ -82,10 +82,11 @@ export function signInRoutes(deps: ConsoleDeps, renderer: ConsoleRenderer) {
       // verifyPassword spends one hash's time even without a user, so timing tells nothing.
       const valid = await verifyPassword(password, user?.passwordHash);
       if (!user || !valid) {
+        if (user) await sessions.signInFailed(user, request.ip);
         return renderer.page(request, reply, { title: 'Sign in', status: 401, problems: ['The email or the password is not right.'], body: form(next, email) });
       }
       await sessions.signInSucceeded(`account:${user.accountId}`, address);
-      return startSession(reply, user.id, next);
+      return startSession(request, reply, user.id, next, 'password');
     });
 
     // A one-time link: used on the first visit, then a redirect that takes the token out of the
@@ -101,7 +102,7 @@ export function signInRoutes(deps: ConsoleDeps, renderer: ConsoleRenderer) {
           body: form('/console'),
         });
       }
-      return startSession(reply, userId, '/console');
+      return startSession(request, reply, userId, '/console', 'link');
     });
   };
 }

@@ -101,6 +101,7 @@ export const KEPT_TABLES: Readonly<Record<string, string>> = {
   console_sessions: 'who is signed in to the console',
   console_sign_in_links: 'one-time console sign-in links',
   account_write_positions: 'where the account\'s last write is in the primary\'s WAL (read replicas): going back would let a later read miss a write',
+  audit_events: 'the audit log: what was done to the account, a reset and restore included',
   sandbox_faults: 'the faults the caller set up to test its retries, which a reset must not lift by surprise',
 };
 

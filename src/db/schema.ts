@@ -761,6 +761,24 @@ export interface Database {
   snapshots: SnapshotsTable;
   import_runs: ImportRunsTable;
   import_pages: ImportPagesTable;
+  audit_events: AuditEventsTable;
+}
+
+/** The audit log (0020_audit_events, src/audit/): one administrative action each. */
+export interface AuditEventsTable {
+  id: Generated<DbId>;
+  account_id: DbId;
+  action: string;
+  actor_kind: string;
+  actor_api_key_id: DbId | null;
+  actor_user_id: DbId | null;
+  actor_label: string;
+  target_type: string | null;
+  target_id: string | null;
+  /** JSON object text. */
+  details: string;
+  source_address: string | null;
+  created_at: DbTimestamp;
 }
 
 /** An import (0019_import_checkpoints, src/import/): one source into one account. */

@@ -1,6 +1,7 @@
 // Administration of tenants and credentials: accounts, users and their site access, sites and
 // API keys. Used by the CLI and by tests; the HTTP API itself never creates these.
 import type { Selectable } from 'kysely';
+import { recordAuditEvent, SYSTEM_ACTOR, type AuditActor } from '../audit/audit-events.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { ApiKeysTable } from '../db/schema.js';
 import { PERMISSION_NAMES } from '../auth/permissions.js';
@@ -141,11 +142,12 @@ export interface CreatedApiKey {
 
 /**
  * A new key of a user; with `accountId`, the user must be of that account (else UnknownRecordError,
- * and nothing is written).
+ * and nothing is written). The audit log names `actor` (default: sitebiz itself, for seeding,
+ * `init` and imports).
  */
 export async function createApiKey(
   handle: DatabaseHandle,
-  input: { userId: number; name: string; permissions: readonly string[]; accountId?: number },
+  input: { userId: number; name: string; permissions: readonly string[]; accountId?: number; actor?: AuditActor },
   clock = systemClock,
 ): Promise<CreatedApiKey> {
   const name = input.name.trim();
@@ -159,20 +161,34 @@ export async function createApiKey(
   const clientId = newClientId();
   const clientSecret = newClientSecret();
   const permissions = [...new Set(input.permissions)].sort();
-  const row = await handle.db
-    .insertInto('api_keys')
-    .values({
-      account_id: user.account_id,
-      user_id: input.userId,
-      name,
-      client_id: clientId,
-      secret_hash: sha256Hex(clientSecret),
-      permissions: JSON.stringify(permissions),
-      rotated_at: null,
-      ...stamp(handle, clock),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const row = await inTransaction(handle, async (trx) => {
+    const inserted = await trx
+      .insertInto('api_keys')
+      .values({
+        account_id: user.account_id,
+        user_id: input.userId,
+        name,
+        client_id: clientId,
+        secret_hash: sha256Hex(clientSecret),
+        permissions: JSON.stringify(permissions),
+        rotated_at: null,
+        ...stamp(handle, clock),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await recordAuditEvent(
+      { db: trx, traits: handle.traits },
+      {
+        accountId: Number(user.account_id),
+        action: 'api_key.created',
+        actor: input.actor ?? SYSTEM_ACTOR,
+        target: { type: 'api_keys', id: Number(inserted.id) },
+        details: { name, client_id: clientId, user_id: input.userId, permissions },
+        at: clock.now(),
+      },
+    );
+    return inserted;
+  });
   return {
     id: Number(row.id),
     name,
@@ -255,10 +271,22 @@ export async function findApiKey(handle: DatabaseHandle, ref: string, scope: Acc
 }
 
 /** Finds a key by numeric id or client_id (within the scope's account). */
-async function requireKey(handle: DatabaseHandle, ref: string, scope: AccountScope): Promise<{ id: number; client_id: string }> {
+async function requireKey(handle: DatabaseHandle, ref: string, scope: AccountScope): Promise<ApiKeySummary> {
   const key = await findApiKey(handle, ref, scope);
   if (!key) throw new UnknownRecordError(`no API key ${ref}${inAccount(scope)}`);
-  return { id: key.id, client_id: key.client_id };
+  return key;
+}
+
+/** The audit row of a key's rotation or deletion. */
+function keyAuditEvent(key: ApiKeySummary, action: 'api_key.rotated' | 'api_key.deleted', actor: AuditActor, at: Date) {
+  return {
+    accountId: key.account_id,
+    action,
+    actor,
+    target: { type: 'api_keys', id: key.id },
+    details: { name: key.name, client_id: key.client_id, user_id: key.user_id },
+    at,
+  };
 }
 
 /**
@@ -270,17 +298,20 @@ export async function rotateApiKey(
   ref: string,
   clock = systemClock,
   scope: AccountScope = {},
+  actor: AuditActor = SYSTEM_ACTOR,
 ): Promise<{ id: number; clientId: string; clientSecret: string }> {
   const key = await requireKey(handle, ref, scope);
   const clientSecret = newClientSecret();
   const at = handle.traits.encodeTimestamp(clock.now());
   await inTransaction(handle, async (trx) => {
-    await trx
+    const updated = await trx
       .updateTable('api_keys')
       .set({ secret_hash: sha256Hex(clientSecret), rotated_at: at, updated_at: at })
       .where('id', '=', key.id)
-      .execute();
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) throw new UnknownRecordError(`no API key ${ref}${inAccount(scope)}`);
     await trx.updateTable('oauth_grants').set({ revoked_at: at }).where('api_key_id', '=', key.id).where('revoked_at', 'is', null).execute();
+    await recordAuditEvent({ db: trx, traits: handle.traits }, keyAuditEvent(key, 'api_key.rotated', actor, clock.now()));
   });
   return { id: key.id, clientId: key.client_id, clientSecret };
 }
@@ -289,11 +320,20 @@ export async function rotateApiKey(
  * Deletes the key; its grants go with it, so its tokens stop at once. With `scope.accountId`, a
  * key of another account is unknown (UnknownRecordError).
  */
-export async function deleteApiKey(handle: DatabaseHandle, ref: string, scope: AccountScope = {}): Promise<{ id: number; clientId: string }> {
+export async function deleteApiKey(
+  handle: DatabaseHandle,
+  ref: string,
+  scope: AccountScope = {},
+  actor: AuditActor = SYSTEM_ACTOR,
+  clock = systemClock,
+): Promise<{ id: number; clientId: string }> {
   const key = await requireKey(handle, ref, scope);
   await inTransaction(handle, async (trx) => {
     await trx.deleteFrom('oauth_grants').where('api_key_id', '=', key.id).execute();
-    await trx.deleteFrom('api_keys').where('id', '=', key.id).execute();
+    const deleted = await trx.deleteFrom('api_keys').where('id', '=', key.id).executeTakeFirst();
+    // Deleted meanwhile by someone else: their row says so, this one records nothing.
+    if (Number(deleted.numDeletedRows) === 0) throw new UnknownRecordError(`no API key ${ref}${inAccount(scope)}`);
+    await recordAuditEvent({ db: trx, traits: handle.traits }, keyAuditEvent(key, 'api_key.deleted', actor, clock.now()));
   });
   return { id: key.id, clientId: key.client_id };
 }

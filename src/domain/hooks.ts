@@ -3,6 +3,8 @@
 // since deliveries show those records; a hook limited to one resource names a record of the kind
 // its event is about, in the hook's site. Called by the engine inside the request's transaction.
 import { randomBytes } from 'node:crypto';
+import { auditActorOf, recordAuditEvent, type AuditAction } from '../audit/audit-events.js';
+import { realTimeOf } from '../auth/principal.js';
 import { forbidden, unprocessable } from '../jsonapi/errors.js';
 import type { PreWriteContext, WriteContext, WriteInput, WriteTarget } from '../jsonapi/resource.js';
 import type { ResourceWrite } from '../jsonapi/write-document.js';
@@ -127,7 +129,21 @@ export async function createHook(ctx: WriteContext, input: WriteInput): Promise<
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+  await auditHook(ctx, 'hook.created', Number(row.id), { site_id: site.siteId, event, target_url: targetUrl, resource_id: resourceId });
   return { id: Number(row.id), meta: { signing_secret: secret } };
+}
+
+/** The audit row of a hook's change, in the write's transaction (the secret is never in it). */
+async function auditHook(ctx: WriteContext, action: AuditAction, hookId: number, details: Record<string, unknown>): Promise<void> {
+  await recordAuditEvent(ctx.handle, {
+    accountId: ctx.principal.accountId,
+    action,
+    actor: auditActorOf(ctx.principal),
+    target: { type: 'hooks', id: hookId },
+    details,
+    // Real time: the log is not moved by a sandbox account's clock.
+    at: realTimeOf(ctx.now, ctx.principal),
+  });
 }
 
 /**
@@ -148,6 +164,7 @@ export async function rotateHookSecret(ctx: WriteContext, record: WriteTarget): 
     })
     .where('id', '=', record.id)
     .execute();
+  await auditHook(ctx, 'hook.secret_rotated', record.id, { site_id: record.siteId });
   return { type: 'hooks', id: record.id, created: false, meta: { signing_secret: secret } };
 }
 
@@ -164,7 +181,9 @@ export async function deleteHook(ctx: WriteContext, record: WriteTarget): Promis
     .where('hook_id', '=', record.id)
     .where('next_attempt_at', 'is not', null)
     .execute();
+  const hook = await ctx.handle.db.selectFrom('hooks').select(['event', 'target_url']).where('id', '=', record.id).executeTakeFirst();
   await ctx.handle.db.deleteFrom('hooks').where('id', '=', record.id).execute();
+  await auditHook(ctx, 'hook.deleted', record.id, { site_id: record.siteId, ...(hook ? { event: hook.event, target_url: hook.target_url } : {}) });
 }
 
 /**
@@ -173,12 +192,14 @@ export async function deleteHook(ctx: WriteContext, record: WriteTarget): Promis
  * were not queued for it). An enabled hook is left exactly as it is.
  */
 export async function enableHook(ctx: WriteContext, record: WriteTarget): Promise<void> {
-  await ctx.handle.db
+  const enabled = await ctx.handle.db
     .updateTable('hooks')
     .set({ disabled_at: null, failing_since: null, updated_at: ctx.handle.traits.encodeTimestamp(ctx.now) })
     .where('id', '=', record.id)
     .where('disabled_at', 'is not', null)
-    .execute();
+    .executeTakeFirst();
+  // An enabled hook is left as it is: nothing was done, nothing is recorded.
+  if (Number(enabled.numUpdatedRows) > 0) await auditHook(ctx, 'hook.enabled', record.id, { site_id: record.siteId });
 }
 
 /**

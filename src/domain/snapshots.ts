@@ -21,6 +21,7 @@
 //
 // `seed` is the snapshot taken when the account was seeded (the demo account on a new database,
 // `sitebiz seed`): reserved, neither created nor deleted through the API. Reset restores it.
+import { recordAuditEvent, SYSTEM_ACTOR, type AuditActor } from '../audit/audit-events.js';
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import { ACCOUNT_DATA_TABLES, snapshotTableOf, type AccountDataTable } from '../db/account-data.js';
@@ -283,9 +284,9 @@ export async function deleteSnapshot(handle: DatabaseHandle, accountId: number, 
 
 /**
  * Puts the account's data back as the snapshot saved it, its hooks' health too, and its clock
- * where it was then.
+ * where it was then. The audit log names `actor` (a reset when the snapshot is the seed).
  */
-export async function restoreSnapshot(handle: DatabaseHandle, accountId: number, name: string, realNow: Date): Promise<RestoreResult> {
+export async function restoreSnapshot(handle: DatabaseHandle, accountId: number, name: string, realNow: Date, actor: AuditActor = SYSTEM_ACTOR): Promise<RestoreResult> {
   // From the account's turn: the wait for it is not the restore's time.
   let started = 0;
   const result = await inAccountTransaction(handle, accountId, async (db) => {
@@ -320,12 +321,23 @@ export async function restoreSnapshot(handle: DatabaseHandle, accountId: number,
     });
     await db.updateTable('accounts').set({ clock_offset_ms: snapshot.clock_offset_ms }).where('id', '=', accountId).execute();
     await restoreHookStates(handle, db, siteIds, snapshot.hook_states, new Date(realNow.getTime() + Number(snapshot.clock_offset_ms)));
+    await recordAuditEvent(
+      { db, traits: handle.traits },
+      {
+        accountId,
+        action: name === SEED_SNAPSHOT ? 'sandbox.reset' : 'sandbox.snapshot_restored',
+        actor,
+        target: { type: 'snapshots', id: name },
+        details: { restored_rows: restoredRows },
+        at: realNow,
+      },
+    );
     return { snapshot: summaryOf(snapshot), restoredRows };
   });
   return { ...result, milliseconds: Math.round(performance.now() - started) };
 }
 
 /** POST /v1/test_helpers/reset and `sitebiz reset`: back to the seed snapshot. */
-export function resetAccount(handle: DatabaseHandle, accountId: number, realNow: Date): Promise<RestoreResult> {
-  return restoreSnapshot(handle, accountId, SEED_SNAPSHOT, realNow);
+export function resetAccount(handle: DatabaseHandle, accountId: number, realNow: Date, actor: AuditActor = SYSTEM_ACTOR): Promise<RestoreResult> {
+  return restoreSnapshot(handle, accountId, SEED_SNAPSHOT, realNow, actor);
 }

@@ -1,6 +1,7 @@
 // Every resource of the API, by name. Adding a resource means adding its file and a line here;
 // nothing scans directories.
 import type { ResourceDefinition } from '../jsonapi/resource.js';
+import { auditEvents } from './audit-events.js';
 import { contactNotes } from './contact-notes.js';
 import { contactTags } from './contact-tags.js';
 import { contacts } from './contacts.js';
@@ -58,6 +59,7 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   webhookDeliveries,
   webhookAttempts,
   events,
+  auditEvents,
 ];
 
 /**

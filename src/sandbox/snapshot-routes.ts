@@ -1,6 +1,7 @@
 // POST /v1/test_helpers/reset and /v1/test_helpers/snapshots (docs/sandbox.md "Reset and
 // snapshots"): the HTTP face of src/domain/snapshots.ts, which the CLI shares. A snapshot is
 // named by its name, which is also its JSON:API id.
+import { auditActorOf } from '../audit/audit-events.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../auth/authenticate.js';
@@ -156,7 +157,7 @@ export function snapshotRoutes(services: SandboxServices) {
       },
       async (request, reply) => {
         await guard(request, 'Resetting the account');
-        return restored(reply, await withSnapshotErrors(() => resetAccount(services.database, principalOf(request).accountId, services.now())));
+        return restored(reply, await withSnapshotErrors(() => resetAccount(services.database, principalOf(request).accountId, services.now(), auditActorOf(principalOf(request)))));
       },
     );
 
@@ -226,7 +227,7 @@ export function snapshotRoutes(services: SandboxServices) {
       async (request, reply) => {
         const { name } = request.params as { name: string };
         await guard(request, 'Restoring a snapshot');
-        return restored(reply, await withSnapshotErrors(() => restoreSnapshot(services.database, principalOf(request).accountId, name, services.now())));
+        return restored(reply, await withSnapshotErrors(() => restoreSnapshot(services.database, principalOf(request).accountId, name, services.now(), auditActorOf(principalOf(request)))));
       },
     );
 

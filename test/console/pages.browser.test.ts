@@ -35,6 +35,7 @@ const PAGES: ReadonlyArray<{ name: string; path: string; screenshotElsewhere?: t
   { name: 'data', path: '/console/data' },
   { name: 'data-customers', path: '/console/data?type=customers' },
   { name: 'data-contact', path: '/console/data/contacts/1' },
+  { name: 'audit', path: '/console/audit' },
 ];
 
 describeInBrowser('every console page in Chromium', (suite) => {

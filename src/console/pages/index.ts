@@ -1,6 +1,7 @@
 // The console's pages, in the navigation's order. A page is one module: its routes and whether
 // the signed-in user sees it (src/console/plugin.ts ConsolePage).
 import type { ConsolePage, ConsoleRenderer } from '../plugin.js';
+import { auditPage } from './audit.js';
 import { dataPage } from './data.js';
 import { eventsPage } from './events.js';
 import { keysPage } from './keys.js';
@@ -18,5 +19,6 @@ export function consolePages(renderer: ConsoleRenderer): ConsolePage[] {
     sandboxPage(renderer),
     requestsPage(renderer),
     dataPage(renderer),
+    auditPage(renderer),
   ];
 }

@@ -3,6 +3,7 @@
 // session's account: another account's key or user is unknown here (404), never touched. A new
 // secret is shown once, on the page that answers the POST, and never again.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { auditActorOf } from '../../audit/audit-events.js';
 import { tokenRequestCommand } from '../../auth/oauth-routes.js';
 import { PERMISSIONS, PERMISSION_NAMES } from '../../auth/permissions.js';
 import {
@@ -94,7 +95,11 @@ ${keys.length === 0 ? html`<p>The account has no API keys yet.</p>` : keyTable(k
         if (problems.length > 0) return renderForm(request, reply, session, values, problems, status);
         let created: CreatedApiKey;
         try {
-          created = await createApiKey(deps.database, { userId: user!.id, name: values.name, permissions: values.permissions, accountId: session.user.accountId }, clock);
+          created = await createApiKey(
+            deps.database,
+            { userId: user!.id, name: values.name, permissions: values.permissions, accountId: session.user.accountId, actor: auditActorOf(session.principal) },
+            clock,
+          );
         } catch (error) {
           if (!(error instanceof AdminError)) throw error;
           return renderForm(request, reply, session, values, [capitalized(error.message)], error instanceof UnknownRecordError ? 404 : 422);
@@ -123,7 +128,7 @@ ${confirmForm(session, withSite(`${KEYS}/${key.id}/rotate`, siteId), 'Rotate the
       app.post<KeyParams>(`/keys/:id/rotate`, CONSOLE_ROUTE, async (request, reply) => {
         const session = sessionOf(request);
         const key = await keyOf(session, request.params.id);
-        const rotated = await unknownAs404(() => rotateApiKey(deps.database, String(key.id), clock, scopeOf(session)));
+        const rotated = await unknownAs404(() => rotateApiKey(deps.database, String(key.id), clock, scopeOf(session), auditActorOf(session.principal)));
         const body = html`<p>The key <strong>${key.name}</strong> has a new secret. The tokens granted with the old one were revoked, and the old secret gets no new ones.</p>
 ${credentials(deps, rotated.clientId, rotated.clientSecret)}
 <p><a href="${withSite(KEYS, await renderer.siteOf(request))}">Back to the keys</a></p>`;
@@ -148,7 +153,7 @@ ${confirmForm(session, withSite(`${KEYS}/${key.id}/delete`, siteId), 'Delete the
       app.post<KeyParams>(`/keys/:id/delete`, CONSOLE_ROUTE, async (request, reply) => {
         const session = sessionOf(request);
         const key = await keyOf(session, request.params.id);
-        await unknownAs404(() => deleteApiKey(deps.database, String(key.id), scopeOf(session)));
+        await unknownAs404(() => deleteApiKey(deps.database, String(key.id), scopeOf(session), auditActorOf(session.principal), clock));
         return reply.redirect(withSite(`${KEYS}?done=deleted`, await renderer.siteOf(request)), 303);
       });
 

@@ -2,6 +2,7 @@
 // and named snapshots to save, restore and delete, through the domain functions that
 // /v1/test_helpers/reset and /v1/test_helpers/snapshots call (src/domain/snapshots.ts), with the
 // route's reading of the name and its errors. Reset, restore and delete each ask first.
+import { auditActorOf } from '../../../audit/audit-events.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ACCOUNT_DATA_TABLES, KEPT_TABLES } from '../../../db/account-data.js';
 import { checkSnapshotName, deleteSnapshot, listSnapshots, resetAccount, restoreSnapshot, saveSnapshot, SEED_SNAPSHOT, type RestoreResult, type SnapshotSummary } from '../../../domain/snapshots.js';
@@ -57,7 +58,7 @@ export function snapshotRoutes(app: FastifyInstance, ctx: SandboxContext): void 
     }),
   );
   app.post('/sandbox/reset', wholeAccount('Resetting the account'), async (request, reply) => {
-    const outcome = await attempt(() => withSnapshotErrors(() => resetAccount(deps.database, accountOf(request), deps.now())));
+    const outcome = await attempt(() => withSnapshotErrors(() => resetAccount(deps.database, accountOf(request), deps.now(), auditActorOf(sessionOf(request).principal))));
     if ('refused' in outcome) return listPage(ctx, request, reply, { refusal: outcome.refused });
     return listPage(ctx, request, reply, { restored: outcome.ok, notice: `Reset done: the data is as it was seeded. ${restoredText(outcome.ok)}` });
   });
@@ -72,7 +73,7 @@ export function snapshotRoutes(app: FastifyInstance, ctx: SandboxContext): void 
     });
   });
   app.post<{ Params: { name: string } }>('/sandbox/snapshots/:name/restore', wholeAccount('Restoring a snapshot'), async (request, reply) => {
-    const outcome = await attempt(() => withSnapshotErrors(() => restoreSnapshot(deps.database, accountOf(request), request.params.name, deps.now())));
+    const outcome = await attempt(() => withSnapshotErrors(() => restoreSnapshot(deps.database, accountOf(request), request.params.name, deps.now(), auditActorOf(sessionOf(request).principal))));
     if ('refused' in outcome) return listPage(ctx, request, reply, { refusal: outcome.refused });
     return listPage(ctx, request, reply, { restored: outcome.ok, notice: `Restored snapshot ${outcome.ok.snapshot.name}. ${restoredText(outcome.ok)}` });
   });
