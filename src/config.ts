@@ -101,6 +101,11 @@ export interface Config {
    * (src/compression.ts). Off where a proxy in front compresses instead.
    */
   compression: boolean;
+  /**
+   * Whether `serve` (and the other commands) apply pending migrations at start. Off: the operator
+   * runs `sitebiz migrate`; until then `serve` waits, listening on nothing, for a current schema.
+   */
+  migrateOnStart: boolean;
 }
 
 export const MODES = ['sandbox', 'production'] as const;
@@ -307,6 +312,12 @@ export const SETTINGS = {
     description: 'on: answers of 1 KB or more go gzip or brotli compressed to clients whose Accept-Encoding asks; off: never (a proxy in front compresses)',
     default: 'on',
   },
+  migrateOnStart: {
+    env: 'MIGRATE_ON_START',
+    flag: 'migrate-on-start',
+    description: 'on: serve and every command apply pending migrations first; off: `sitebiz migrate` does, and serve waits for a current schema before it listens',
+    default: 'on',
+  },
 } satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -453,6 +464,7 @@ export function loadConfig(
 
   const requestJournalSize = integer('requestJournalSize', 0, 1_000_000);
   const compression = onOff('compression');
+  const migrateOnStart = onOff('migrateOnStart');
   const answerCacheMb = integer('answerCacheMb', 0, 1024 * 1024);
 
   if (problems.length > 0 || database === undefined || mode === undefined) throw new ConfigError(problems);
@@ -484,6 +496,7 @@ export function loadConfig(
     webhookWorker,
     requestJournalSize,
     compression,
+    migrateOnStart,
   };
 }
 

@@ -65,7 +65,7 @@ const COMMANDS: Record<string, CommandEntry> = {
     load: async () => (await import('./cli/snapshot.js')).snapshotDeleteCommand,
   },
   migrate: {
-    summary: 'bring the database schema up to date',
+    summary: 'bring the database schema up to date (--status: what is applied, what is pending and what each pending one does)',
     load: async () => (await import('./cli/admin.js')).migrateCommand,
   },
   'keys create': {

@@ -33,6 +33,7 @@ const DEFAULTS: Config = {
   webhookWorker: true,
   requestJournalSize: 1000,
   compression: true,
+  migrateOnStart: true,
 };
 
 /** The problems of a configuration that must fail. */
