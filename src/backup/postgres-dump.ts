@@ -27,7 +27,7 @@ export const DUMP_VERSION = 1;
 
 /** Kysely's own tables: a restore's migrations make them again. */
 const SKIPPED_TABLES = new Set(['kysely_migration', 'kysely_migration_lock']);
-const ROWS_PER_FETCH = 2_000;
+const ROWS_PER_FETCH = 5_000;
 /** Rows per INSERT on restore; each batch is one JSON array parameter. */
 const ROWS_PER_INSERT = 1_000;
 
@@ -89,7 +89,8 @@ async function writeLine(out: NodeJS.WritableStream, line: string): Promise<void
 export async function dumpPostgres(handle: DatabaseHandle, target: string, progress?: Progress): Promise<DumpResult> {
   const started = performance.now();
   const partial = `${target}.partial`;
-  const gzip = createGzip({ level: 6 });
+  // Level 3: most of level 6's size at a fraction of its time (the dump is mostly repeated keys).
+  const gzip = createGzip({ level: 3 });
   const file = createWriteStream(partial);
   const finished = new Promise<void>((resolve, reject) => {
     file.on('finish', resolve);
@@ -125,7 +126,8 @@ export async function dumpPostgres(handle: DatabaseHandle, target: string, progr
           await sql.raw(`declare dump_rows no scroll cursor for select to_jsonb(t)::text as j from ${quoted(table)} t`).execute(db);
           for (;;) {
             const { rows: batch } = await sql.raw<{ j: string }>(`fetch ${ROWS_PER_FETCH} from dump_rows`).execute(db);
-            for (const row of batch) await writeLine(gzip, row.j);
+            // One write per batch: a write per row costs more than the rows' own encoding.
+            if (batch.length > 0) await writeLine(gzip, batch.map((row) => row.j).join('\n'));
             rows[table] += batch.length;
             done += batch.length;
             progress?.update(done, Math.max(estimated, done), `table ${index + 1}/${tables.length} ${table}`);
