@@ -96,6 +96,7 @@ describe('loadConfig', () => {
       WEBHOOK_WORKER: 'off',
       REQUEST_JOURNAL_SIZE: '50',
       COMPRESSION: 'off',
+      MIGRATE_ON_START: 'off',
     });
     assert.deepEqual(config, {
       database: {
@@ -135,6 +136,7 @@ describe('loadConfig', () => {
       webhookWorker: false,
       requestJournalSize: 50,
       compression: false,
+      migrateOnStart: false,
     });
   });
 
@@ -246,6 +248,7 @@ describe('loadConfig', () => {
     [{ WEBHOOK_WORKER: 'sometimes' }, 'WEBHOOK_WORKER'],
     [{ REQUEST_JOURNAL_SIZE: '-1' }, 'REQUEST_JOURNAL_SIZE'],
     [{ COMPRESSION: 'gzip' }, 'COMPRESSION'],
+    [{ MIGRATE_ON_START: 'later' }, 'MIGRATE_ON_START'],
   ];
   for (const [env, variable] of REJECTED) {
     it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {
