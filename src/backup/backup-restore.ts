@@ -118,7 +118,11 @@ export async function restorePostgres(handle: DatabaseHandle, file: string, prog
   checkVersion(checked.header.migrations);
   const backupMigration = checked.header.migrations.at(-1) ?? null;
   if (backupMigration !== null) await migrateTo(handle, backupMigration);
-  const rows = await loadDump(handle, file, checked, progress);
+  // The load is one transaction: a failure leaves the empty schema of the backup's version, and
+  // a retry must start from an empty database again.
+  const rows = await loadDump(handle, file, checked, progress).catch((error: Error) => {
+    throw new Error(`loading the rows failed, none was kept (${error.message}); ${handle.description} now holds the empty tables of ${backupMigration}: drop them (or the database) before restoring again`);
+  });
   const migrationsApplied = await migrateToLatest(handle);
   return { file, dialect: 'postgres', backupMigration, migrationsApplied, rows };
 }
