@@ -78,10 +78,13 @@ for (const dialect of DIALECTS) {
       for (const cleanup of cleanups.reverse()) await cleanup();
     });
 
-    it('migrate --status lists applied and pending migrations with what each does, changing nothing; migrate applies them', async () => {
+    it('migrate --status lists applied and pending migrations with what each does, changing nothing; migrate applies them; a backup of the old version restores and migrates', async () => {
       const db = await freshDatabase(dialect);
       cleanups.push(db.cleanup);
-      await oldDatabase(db.url);
+      const key = await oldDatabase(db.url);
+      const backupFile = join(scratch, `old-${dialect}.backup`);
+      const backup = await runSitebiz(['backup', backupFile, '--json', '--database-url', db.url]);
+      assert.equal(backup.code, 0, backup.stderr + backup.stdout);
 
       const status = await runSitebiz(['migrate', '--status', '--json', '--database-url', db.url]);
       assert.equal(status.code, 0, status.stderr);
@@ -111,6 +114,21 @@ for (const dialect of DIALECTS) {
       assert.equal(migrate.code, 0, migrate.stderr);
       assert.deepEqual(JSON.parse(migrate.stdout), { applied: PENDING });
       assert.deepEqual(await pendingIn(db.url), []);
+
+      // The backup taken at the old version: restored as it was, then migrated to this version.
+      const target = await freshDatabase(dialect);
+      cleanups.push(target.cleanup);
+      const restore = await runSitebiz(['restore', backupFile, '--json', '--database-url', target.url]);
+      assert.equal(restore.code, 0, restore.stderr + restore.stdout);
+      const restored = JSON.parse(restore.stdout) as { backupMigration: string; migrationsApplied: string[] };
+      assert.equal(restored.backupMigration, OLD);
+      assert.deepEqual(restored.migrationsApplied, PENDING);
+      assert.deepEqual(await pendingIn(target.url), []);
+      const port = await freePort();
+      const server = startServe(scratch, ['--json', '--port', String(port)], { DATABASE_URL: target.url, MODE: 'production' });
+      cleanups.push(async () => void (await server.stop()));
+      await server.waitFor(/"serving"/);
+      await answersApi(port, key, 'restored-old');
     });
 
     it('MIGRATE_ON_START=off: commands refuse an old schema naming `sitebiz migrate`; serve waits without listening until it has run, then serves', async () => {
