@@ -107,6 +107,11 @@ export interface Config {
   metrics: MetricsAccess;
   /** The Bearer token GET /metrics asks for when `metrics` is `token`. */
   metricsToken: string | undefined;
+  /**
+   * Whether `serve` (and the other commands) apply pending migrations at start. Off: the operator
+   * runs `sitebiz migrate`; until then `serve` waits, listening on nothing, for a current schema.
+   */
+  migrateOnStart: boolean;
 }
 
 export const METRICS_ACCESS = ['off', 'public', 'token'] as const;
@@ -336,6 +341,12 @@ export const SETTINGS = {
     description: 'METRICS=token: the Bearer token GET /metrics requires (16 characters or more)',
     default: undefined,
   },
+  migrateOnStart: {
+    env: 'MIGRATE_ON_START',
+    flag: 'migrate-on-start',
+    description: 'on: serve and every command apply pending migrations first; off: `sitebiz migrate` does, and serve waits for a current schema before it listens',
+    default: 'on',
+  },
 } satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -483,6 +494,7 @@ export function loadConfig(
   const requestJournalSize = integer('requestJournalSize', 0, 1_000_000);
   const auditRetentionDays = integer('auditRetentionDays', 0, 36_500);
   const compression = onOff('compression');
+  const migrateOnStart = onOff('migrateOnStart');
   const answerCacheMb = integer('answerCacheMb', 0, 1024 * 1024);
   const { metrics, metricsToken } = parseMetrics(raw('metrics'), raw('metricsToken'), problems);
 
@@ -518,6 +530,7 @@ export function loadConfig(
     compression,
     metrics,
     metricsToken,
+    migrateOnStart,
   };
 }
 

@@ -1,4 +1,4 @@
-// The `sitebiz` command line: serve, init, seed, import, migrate, keys, accounts, sites, users, and the sandbox's
+// The `sitebiz` command line: serve, init, seed, import, migrate, backup, restore, keys, accounts, sites, users, and the sandbox's
 // trigger, listen, clock, reset and snapshot. This file lists them, each with its summary and the
 // module that holds it (src/cli/); a command's module is loaded only when it runs or shows its
 // help, so `sitebiz --help` loads none of them and `keys list` neither Fastify nor the demo data.
@@ -65,8 +65,16 @@ const COMMANDS: Record<string, CommandEntry> = {
     load: async () => (await import('./cli/snapshot.js')).snapshotDeleteCommand,
   },
   migrate: {
-    summary: 'bring the database schema up to date',
+    summary: 'bring the database schema up to date (--status: what is applied, what is pending and what each pending one does)',
     load: async () => (await import('./cli/admin.js')).migrateCommand,
+  },
+  backup: {
+    summary: 'write a consistent backup of the database to a file while servers keep serving (SQLite file or sitebiz dump)',
+    load: async () => (await import('./cli/backup.js')).backupCommand,
+  },
+  restore: {
+    summary: 'put a backup into an empty database, then migrate it to this version',
+    load: async () => (await import('./cli/backup.js')).restoreCommand,
   },
   'keys create': {
     summary: 'create an API key for a user (by default the owner, when the database has one account)',

@@ -125,6 +125,8 @@ interface PreparedDatabase {
   credentials: InitResult | undefined;
   /** No account exists (production mode makes none). */
   empty: boolean;
+  /** The migrations this start applied (none when another process, or `sitebiz migrate`, had). */
+  migrationsApplied: string[];
 }
 
 /**
@@ -133,7 +135,8 @@ interface PreparedDatabase {
  */
 async function prepareDatabase(config: Config): Promise<PreparedDatabase> {
   const database = await connectDatabase(config.database);
-  await migrateToLatest(database);
+  const migrationsApplied = config.migrateOnStart ? await migrateToLatest(database) : await waitForCurrentSchema(database, config);
+  if (migrationsApplied.length > 0) startupLog(config).info({ migrations: migrationsApplied }, `applied ${migrationsApplied.length} migration(s)`);
   // For the commands run beside this server (init, users sign-in-link), which print links to it
   // but are not given its PORT or PUBLIC_URL. Written once here, by the primary when there are workers.
   await saveServerPublicUrl(database, config.publicUrl);
@@ -143,16 +146,52 @@ async function prepareDatabase(config: Config): Promise<PreparedDatabase> {
     hasAccount || config.mode === 'production'
       ? undefined
       : await (await import('./domain/initialize.js')).initialize(database, { demo: true, baseUrl: config.publicUrl });
-  return { database, credentials, empty: !hasAccount && !credentials };
+  return { database, credentials, empty: !hasAccount && !credentials, migrationsApplied };
+}
+
+const startupLog = (config: Config) => pino({ level: config.logLevel }).child({ role: 'startup' });
+
+const SCHEMA_POLL_MS = 1_000;
+const SCHEMA_WAIT_LOG_EVERY_MS = 10_000;
+
+/**
+ * MIGRATE_ON_START=off: the operator migrates (`sitebiz migrate`, e.g. a deploy job). A process
+ * started on an older schema would serve with the wrong tables, so it does not listen until the
+ * schema is current: a load balancer or orchestrator sees it not ready, and it starts by itself
+ * once the migration job has run. It says every 10 s what it waits for.
+ */
+async function waitForCurrentSchema(database: DatabaseHandle, config: Config): Promise<string[]> {
+  const { migrationStatus } = await import('./db/migration-status.js');
+  let lastLog = 0;
+  for (;;) {
+    const { pending, unknown } = await migrationStatus(database);
+    if (pending.length === 0) return [];
+    if (performance.now() - lastLog >= SCHEMA_WAIT_LOG_EVERY_MS) {
+      lastLog = performance.now();
+      startupLog(config).warn(
+        { pending: pending.map((m) => m.name), ...(unknown.length > 0 ? { unknown } : {}) },
+        `MIGRATE_ON_START=off and the schema lacks ${pending.length} migration(s): waiting for \`sitebiz migrate\` before serving (\`sitebiz migrate --status\` lists them)`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, SCHEMA_POLL_MS));
+  }
 }
 
 /** Says the server is up: the credentials once, on the first start, then where it serves. */
-function announce(config: Config, { database, credentials, empty }: PreparedDatabase, options: ServeOptions): void {
+function announce(config: Config, { database, credentials, empty, migrationsApplied }: PreparedDatabase, options: ServeOptions): void {
   const hint = hintFor(config, options);
   const workers = config.workers > 1 ? ` with ${config.workers} workers` : '';
   if (options.json) {
     const { created: _created, ...printed } = credentials ?? { created: false };
-    const json = { serving: `${config.publicUrl}/v1`, docs: `${config.publicUrl}/docs`, console: `${config.publicUrl}/console`, database: database.description, workers: config.workers, mode: config.mode };
+    const json = {
+      serving: `${config.publicUrl}/v1`,
+      docs: `${config.publicUrl}/docs`,
+      console: `${config.publicUrl}/console`,
+      database: database.description,
+      workers: config.workers,
+      mode: config.mode,
+      migrations_applied: migrationsApplied,
+    };
     process.stdout.write(`${JSON.stringify({ ...json, credentials: credentials ? printed : null })}\n`);
     return;
   }

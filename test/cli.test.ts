@@ -158,6 +158,8 @@ describe('sitebiz CLI: help, usage and configuration errors', { concurrency: 2 }
       'snapshot list',
       'snapshot delete',
       'migrate',
+      'backup',
+      'restore',
       'keys create',
       'keys list',
       'keys rotate',

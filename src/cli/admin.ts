@@ -4,16 +4,28 @@ import { cliActor } from '../audit/audit-events.js';
 import { parsePermissionList } from '../auth/permissions.js';
 import { USER_ROLES } from '../auth/roles.js';
 import { createAccount, createApiKey, createSite, createUser, deleteApiKey, listApiKeys, rotateApiKey, soleAccountOwner } from '../domain/accounts.js';
+import type { MigrationStatus } from '../db/migration-status.js';
 import { configFrom, report, requiredInt, requiredString, UsageError, withDatabase, type Command } from './command.js';
 
 export const migrateCommand: Command = {
-  usage: 'sitebiz migrate [--json] [config flags]',
-  options: {},
+  usage: 'sitebiz migrate [--status] [--json] [config flags]',
+  details: [
+    '  --status   change nothing: list the applied migrations and the pending ones, what each pending one does,',
+    '             and whether it rewrites or indexes a table that grows with the data (slow on a large database)',
+    'Without --status, applies the pending migrations (several processes may run it at once: one applies them).',
+    '--json: {applied, pending: [{name, summary, rewrites_large_table}], unknown} with --status; {applied} without.',
+  ],
+  options: { status: { type: 'boolean' } },
   async run(values) {
     const config = configFrom(values);
     const { connectDatabase, migrateToLatest } = await import('../db/connect.js');
     const handle = await connectDatabase(config.database);
     try {
+      if (values.status) {
+        const { migrationStatus } = await import('../db/migration-status.js');
+        reportStatus(values, handle.description, await migrationStatus(handle));
+        return;
+      }
       const applied = await migrateToLatest(handle);
       report(values, { applied }, [applied.length === 0 ? 'Database is up to date.' : `Applied: ${applied.join(', ')}`]);
     } finally {
@@ -21,6 +33,31 @@ export const migrateCommand: Command = {
     }
   },
 };
+
+function reportStatus(values: Record<string, string | boolean | undefined>, database: string, status: MigrationStatus): void {
+  const large = status.pending.filter((m) => m.rewritesLargeTable);
+  report(
+    values,
+    {
+      database,
+      applied: status.applied.map((m) => ({ name: m.name, applied_at: m.appliedAt })),
+      pending: status.pending.map((m) => ({ name: m.name, summary: m.summary, rewrites_large_table: m.rewritesLargeTable })),
+      unknown: status.unknown,
+    },
+    [
+      `Database: ${database}`,
+      `Applied: ${status.applied.length} migration(s)${status.applied.length > 0 ? `, the last ${status.applied.at(-1)!.name} at ${status.applied.at(-1)!.appliedAt}` : ''}.`,
+      ...(status.unknown.length > 0 ? [`Applied by a newer sitebiz (unknown to this version): ${status.unknown.join(', ')}.`] : []),
+      ...(status.pending.length === 0
+        ? ['Pending: none; the schema is current.']
+        : [
+            `Pending: ${status.pending.length} migration(s), applied in this order by \`sitebiz migrate\`:`,
+            ...status.pending.map((m) => `  ${m.name}${m.rewritesLargeTable ? '  [rewrites or indexes a large table]' : ''}\n      ${m.summary}`),
+            ...(large.length > 0 ? [`${large.length} of them take time on a large database (and lock the tables they rewrite): take a backup first and plan a window.`] : []),
+          ]),
+    ],
+  );
+}
 
 export const keysCreateCommand: Command = {
   usage: 'sitebiz keys create [--user <id>] --name <name> --permissions <comma list|all> [--json]',

@@ -5,6 +5,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import { loadConfig, settingSource, SETTINGS, type Config, type SettingName } from '../config.js';
 import type { DatabaseHandle } from '../db/connect.js';
+import { AdminError } from '../domain/accounts.js';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -74,10 +75,20 @@ export async function withDatabase<T>(config: Config, run: (handle: DatabaseHand
   const { connectDatabase, migrateToLatest } = await import('../db/connect.js');
   const handle = await connectDatabase(config.database);
   try {
-    await migrateToLatest(handle);
+    if (config.migrateOnStart) await migrateToLatest(handle);
+    else await refuseOldSchema(handle);
     return await run(handle);
   } finally {
     await handle.close();
+  }
+}
+
+/** MIGRATE_ON_START=off: a command does not run on a schema `sitebiz migrate` has not brought up to date. */
+async function refuseOldSchema(handle: DatabaseHandle): Promise<void> {
+  const { pendingMigrations } = await import('../db/migration-status.js');
+  const pending = await pendingMigrations(handle);
+  if (pending.length > 0) {
+    throw new AdminError(`the database lacks ${pending.length} migration(s) (${pending.join(', ')}) and MIGRATE_ON_START is off: run \`sitebiz migrate\` first`);
   }
 }
 

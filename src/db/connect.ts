@@ -400,15 +400,32 @@ function withStatementCache(sqlite: SqliteConnection): SqliteDatabase {
  * migrations applied.
  */
 export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
+  return migrate(handle, (migrator) => migrator.migrateToLatest());
+}
+
+/**
+ * Applies the migrations up to and including `target` (none after it): what `sitebiz restore`
+ * does before loading a backup taken at that version, and what tests use to make an old schema.
+ */
+export async function migrateTo(handle: DatabaseHandle, target: string): Promise<string[]> {
+  return migrate(handle, (migrator) => migrator.migrateTo(target));
+}
+
+/** The options every Migrator of this handle takes (the migration table's schema, the list). */
+export function migratorOptions(handle: DatabaseHandle): Omit<MigratorProps, 'db'> {
   // Kysely looks for its migration tables in every schema unless told which one: without this, a
   // schema made while another schema of the database has them would never get its own.
-  const options = {
+  return {
     provider: migrationProvider(handle.traits),
     ...(handle.schema !== undefined ? { migrationTableSchema: handle.schema } : {}),
   };
+}
+
+async function migrate(handle: DatabaseHandle, run: (migrator: Migrator) => Promise<MigrationResultSet>): Promise<string[]> {
+  const options = migratorOptions(handle);
   for (let attempt = 1; ; attempt++) {
     const { error, results } =
-      handle.traits.name === 'postgres' ? await migrateInOneTransaction(handle.db, options) : await new Migrator({ db: handle.db, ...options }).migrateToLatest();
+      handle.traits.name === 'postgres' ? await migrateInOneTransaction(handle.db, options, run) : await run(new Migrator({ db: handle.db, ...options }));
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     if (attempt >= 5) throw error instanceof Error ? error : new Error(String(error));
     await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
@@ -424,13 +441,17 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]>
  * held on one of them stopped every later migration (each command's start) for its 1-hour
  * timeout. Inside our transaction every statement has the same server connection.
  */
-async function migrateInOneTransaction(db: Kysely<Database>, options: Omit<MigratorProps, 'db'>): Promise<MigrationResultSet> {
+async function migrateInOneTransaction(
+  db: Kysely<Database>,
+  options: Omit<MigratorProps, 'db'>,
+  run: (migrator: Migrator) => Promise<MigrationResultSet>,
+): Promise<MigrationResultSet> {
   return db.connection().execute(async (connection) => {
     await sql`begin`.execute(connection);
     let committed = false;
     try {
       await sql`select pg_advisory_xact_lock(hashtext('sitebiz: migrations'))`.execute(connection);
-      const result = await new Migrator({ db: connection, ...options, disableTransactions: true }).migrateToLatest();
+      const result = await run(new Migrator({ db: connection, ...options, disableTransactions: true }));
       if (result.error === undefined) {
         await sql`commit`.execute(connection);
         committed = true;

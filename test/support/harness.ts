@@ -200,7 +200,8 @@ function admin(): pg.Pool {
  * right now, between the copies its test processes make.
  */
 let postgresTemplate: Promise<string> | undefined;
-function migratedPostgresTemplate(): Promise<string> {
+/** The name of a database migrated to this version of src/db/, to copy (CREATE DATABASE ... TEMPLATE). */
+export function migratedPostgresTemplate(): Promise<string> {
   postgresTemplate ??= (async () => {
     const version = migrationsVersion();
     const name = `${TEMPLATE_PREFIX}${version}`;

@@ -36,6 +36,7 @@ const DEFAULTS: Config = {
   compression: true,
   metrics: 'off',
   metricsToken: undefined,
+  migrateOnStart: true,
 };
 
 /** The problems of a configuration that must fail. */
@@ -101,6 +102,7 @@ describe('loadConfig', () => {
       COMPRESSION: 'off',
       METRICS: 'Token',
       METRICS_TOKEN: 'prometheus-token-0123456789',
+      MIGRATE_ON_START: 'off',
     });
     assert.deepEqual(config, {
       database: {
@@ -143,6 +145,7 @@ describe('loadConfig', () => {
       compression: false,
       metrics: 'token',
       metricsToken: 'prometheus-token-0123456789',
+      migrateOnStart: false,
     });
   });
 
@@ -254,6 +257,7 @@ describe('loadConfig', () => {
     [{ WEBHOOK_WORKER: 'sometimes' }, 'WEBHOOK_WORKER'],
     [{ REQUEST_JOURNAL_SIZE: '-1' }, 'REQUEST_JOURNAL_SIZE'],
     [{ COMPRESSION: 'gzip' }, 'COMPRESSION'],
+    [{ MIGRATE_ON_START: 'later' }, 'MIGRATE_ON_START'],
   ];
   for (const [env, variable] of REJECTED) {
     it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {

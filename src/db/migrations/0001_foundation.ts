@@ -5,6 +5,8 @@ import type { AppMigration } from './index.js';
 
 export const foundation: AppMigration = {
   name: '0001_foundation',
+  summary: 'Creates accounts, users, site access, sites, API keys and OAuth grants.',
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await t
       .addIdColumn(db.schema.createTable('accounts'))

@@ -10,6 +10,8 @@ import type { AppMigration } from './index.js';
 
 export const platform: AppMigration = {
   name: '0002_platform',
+  summary: "Creates the platform's tables: contacts, customers, their activity, and the catalogue.",
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     /** id, site_id (cascade), the given columns, created_at, updated_at; plus a site index. */
     const siteTable = async (

@@ -7,6 +7,8 @@ import type { AppMigration } from './index.js';
 
 export const writes: AppMigration = {
   name: '0003_writes',
+  summary: 'Creates the outbox (events for webhooks) and the record of sent emails.',
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await t
       .addIdColumn(db.schema.createTable('outbox_events'))

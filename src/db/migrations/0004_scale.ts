@@ -54,6 +54,8 @@ const SORT_INDEXES: ReadonlyArray<readonly [string, string]> = [
 
 export const scale: AppMigration = {
   name: '0004_scale',
+  summary: "Adds per-site counters kept by triggers (backfilled by counting every site table) and a sort index on every list's table.",
+  rewritesLargeTable: true,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await db.schema
       .createTable('site_counters')

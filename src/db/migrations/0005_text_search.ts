@@ -10,6 +10,8 @@ import type { AppMigration } from './index.js';
 
 export const textSearch: AppMigration = {
   name: '0005_text_search',
+  summary: 'Builds the trigram search index over contacts (FTS5 table on SQLite, pg_trgm GIN index on PostgreSQL).',
+  rewritesLargeTable: true,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await createTrigramIndex(db, t.name, CONTACT_TEXT_INDEX);
   },

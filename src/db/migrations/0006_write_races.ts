@@ -27,6 +27,8 @@ const DUPLICATE_OF_OLDER = {
 
 export const writeRaces: AppMigration = {
   name: '0006_write_races',
+  summary: 'Revokes duplicate active offer grants and adds unique indexes on offer_grants.',
+  rewritesLargeTable: true,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     const now = t.encodeTimestamp(new Date());
     for (const duplicate of Object.values(DUPLICATE_OF_OLDER)) {

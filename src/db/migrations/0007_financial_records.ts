@@ -20,6 +20,8 @@ const FINANCIAL_TABLES = ['purchases', 'transactions', 'orders'] as const;
 
 export const financialRecords: AppMigration = {
   name: '0007_financial_records',
+  summary: 'Keeps financial records when a contact or customer goes: rebuilds customers, purchases, transactions and orders on SQLite, changes their foreign keys on PostgreSQL; adds oauth_grants.family_id.',
+  rewritesLargeTable: true,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await t.withTablesReplaceable(db, async (trx) => {
       await dropCounterTriggers(trx, t.name);

@@ -12,6 +12,8 @@ import type { AppMigration } from './index.js';
 
 export const hooksMigration: AppMigration = {
   name: '0008_hooks',
+  summary: 'Adds signing secrets and their rotation to hooks.',
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await db.schema.alterTable('hooks').addColumn('signing_secret', 'text').execute();
     await db.schema.alterTable('hooks').addColumn('previous_signing_secret', 'text').execute();

@@ -21,6 +21,8 @@ import type { AppMigration } from './index.js';
 
 export const webhookDeliveries: AppMigration = {
   name: '0009_webhook_deliveries',
+  summary: 'Adds webhook deliveries and attempts; indexes outbox_events by site, type and time.',
+  rewritesLargeTable: true,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await db.schema.alterTable('outbox_events').addColumn('resource_id', t.foreignKeyType).execute();
     // GET /v1/events: newest first per site, also by event type.

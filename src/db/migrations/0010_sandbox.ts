@@ -20,6 +20,8 @@ import { nextDueAfter, plusMonths } from '../../domain/payments.js';
 
 export const sandbox: AppMigration = {
   name: '0010_sandbox',
+  summary: 'Adds the sandbox clock, offer billing periods and purchase renewal dates (computed for every purchase).',
+  rewritesLargeTable: true,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await db.schema.alterTable('accounts').addColumn('clock_offset_ms', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
 

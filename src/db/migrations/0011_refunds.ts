@@ -9,6 +9,8 @@ import type { AppMigration } from './index.js';
 
 export const refunds: AppMigration = {
   name: '0011_refunds',
+  summary: 'Adds transactions.refunded_transaction_id (a nullable column: no rewrite).',
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await db.schema.alterTable('transactions').addColumn('refunded_transaction_id', t.foreignKeyType).execute();
     await db.schema

@@ -16,6 +16,8 @@ import type { AppMigration } from './index.js';
 
 export const journalAndFaults: AppMigration = {
   name: '0012_journal_and_faults',
+  summary: "Creates the sandbox's request journal and fault table.",
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await t
       .addIdColumn(db.schema.createTable('request_journal'))

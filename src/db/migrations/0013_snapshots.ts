@@ -39,6 +39,8 @@ export async function createSnapshotTable(db: Kysely<unknown>, table: string): P
 
 export const snapshots: AppMigration = {
   name: '0013_snapshots',
+  summary: 'Creates the sandbox snapshot tables.',
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await t
       .addIdColumn(db.schema.createTable('snapshots'))

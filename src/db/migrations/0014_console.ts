@@ -15,6 +15,8 @@ import type { AppMigration } from './index.js';
 
 export const consoleMigration: AppMigration = {
   name: '0014_console',
+  summary: 'Adds console passwords, API key last use and console sessions.',
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await db.schema.alterTable('users').addColumn('password_hash', 'text').execute();
     await db.schema.alterTable('api_keys').addColumn('last_used_at', t.timestampType).execute();

@@ -9,6 +9,8 @@ import type { AppMigration } from './index.js';
 
 export const readReplicas: AppMigration = {
   name: '0015_read_replicas',
+  summary: 'Creates account_write_positions for read replicas.',
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await db.schema
       .createTable('account_write_positions')

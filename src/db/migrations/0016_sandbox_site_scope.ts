@@ -14,6 +14,8 @@ import type { AppMigration } from './index.js';
 
 export const sandboxSiteScope: AppMigration = {
   name: '0016_sandbox_site_scope',
+  summary: 'Adds user and site columns to the request journal and sandbox faults.',
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     for (const table of ['request_journal', 'sandbox_faults']) {
       // No foreign key: like client_id, the row outlives a deleted user.

@@ -13,6 +13,8 @@ import type { AppMigration } from './index.js';
 
 export const hookStatesAndLogOrder: AppMigration = {
   name: '0017_hook_states_and_log_order',
+  summary: 'Adds snapshots.hook_states and indexes webhook_deliveries and outbox_events by site and id.',
+  rewritesLargeTable: true,
   async up(db: Kysely<unknown>, _t: DialectTraits) {
     await db.schema.alterTable('snapshots').addColumn('hook_states', 'text').execute();
     await db.schema.createIndex('webhook_deliveries_site_id_idx').on('webhook_deliveries').columns(['site_id', 'id']).execute();

@@ -7,6 +7,8 @@ import type { AppMigration } from './index.js';
 
 export const journalUpstream: AppMigration = {
   name: '0018_journal_upstream',
+  summary: 'Adds the upstream flag and reason to the request journal (nullable columns).',
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await db.schema.alterTable('request_journal').addColumn('upstream', t.booleanType).execute();
     await db.schema.alterTable('request_journal').addColumn('upstream_reason', 'text').execute();

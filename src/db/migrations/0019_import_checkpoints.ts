@@ -9,6 +9,8 @@ import type { AppMigration } from './index.js';
 
 export const importCheckpoints: AppMigration = {
   name: '0019_import_checkpoints',
+  summary: 'Creates import_runs and import_pages (import checkpoints).',
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await t
       .addIdColumn(db.schema.createTable('import_runs'))

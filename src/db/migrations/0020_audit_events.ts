@@ -10,6 +10,8 @@ import type { AppMigration } from './index.js';
 
 export const auditEvents: AppMigration = {
   name: '0020_audit_events',
+  summary: 'Creates audit_events (the audit log of administrative actions) with its three indexes.',
+  rewritesLargeTable: false,
   async up(db: Kysely<unknown>, t: DialectTraits) {
     await t
       .addIdColumn(db.schema.createTable('audit_events'))

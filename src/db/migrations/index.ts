@@ -25,6 +25,13 @@ import { auditEvents } from './0020_audit_events.js';
 
 export interface AppMigration {
   name: string;
+  /** One line for `sitebiz migrate --status`: what it changes, in an operator's words. */
+  summary: string;
+  /**
+   * Whether it rewrites, backfills or indexes a table that grows with the data (contacts, purchases,
+   * the outbox...): on a large database it takes time and locks the table; `migrate --status` says so.
+   */
+  rewritesLargeTable: boolean;
   up(db: Kysely<unknown>, traits: DialectTraits): Promise<void>;
 }
 
