@@ -12,7 +12,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
-import { MIGRATIONS } from '../db/migrations/index.js';
+import { pendingMigrations } from '../db/migration-status.js';
 
 export interface Lifecycle {
   /** Set when a shutdown has begun: the process still answers, but asks not to be sent more. */
@@ -56,15 +56,13 @@ export function readinessCheck(lifecycle: Lifecycle, database: DatabaseHandle, d
   };
 }
 
-/** One trivial statement, or the migration table's names when the schema is not yet known current. */
+/** One trivial statement, or the list of pending migrations when the schema is not yet known current. */
 async function probeDatabase(database: DatabaseHandle, checkMigrations: boolean): Promise<{ pending: number }> {
   if (!checkMigrations) {
     await sql`select 1`.execute(database.db);
     return { pending: 0 };
   }
-  const applied = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db);
-  const names = new Set(applied.rows.map((row) => row.name));
-  return { pending: MIGRATIONS.filter((migration) => !names.has(migration.name)).length };
+  return { pending: (await pendingMigrations(database)).length };
 }
 
 const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
