@@ -3,14 +3,13 @@
 //
 // - GET /healthz: the process is alive (its event loop answers). It touches no database, so an
 //   orchestrator's liveness probe never restarts processes because the database is down.
-// - GET /readyz: the process can serve: it is not draining, the database answers a trivial
-//   statement within READY_DATABASE_DEADLINE_MS, and the schema has every migration this version
+// - GET /readyz: the process can serve: it is not draining, and the database answers a read of
+//   the migration table within READY_DATABASE_DEADLINE_MS showing every migration this version
 //   knows. During a SIGTERM drain (SHUTDOWN_DRAIN_MS, src/server.ts) it turns 503 first, while
 //   every other request is still answered, so a balancer stops sending before connections close.
 // - GET /health: the check of earlier versions (and of load balancer configurations written for
 //   them): 503 while draining, otherwise 200, without the database. Kept as it was.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { sql } from 'kysely';
 import type { DatabaseHandle } from '../db/connect.js';
 import { pendingMigrations } from '../db/migration-status.js';
 
@@ -27,12 +26,11 @@ export type Readiness =
   | { ready: false; reason: 'draining' | 'database_unavailable' | 'migrations_pending'; detail: string; error?: unknown };
 
 /**
- * What /readyz answers, as a function of the process's state, so the server's own start-up and
- * tests can ask the same question. The migrations check reads the migration table until it finds
- * every migration applied, then never again (a schema does not lose migrations while a process runs).
+ * What /readyz answers. The database's part is one read of the migration table (a few dozen
+ * rows): it proves the database answers and that the schema has every migration this version
+ * knows, even after an older backup was restored under a running process.
  */
 export function readinessCheck(lifecycle: Lifecycle, database: DatabaseHandle, deadlineMs = READY_DATABASE_DEADLINE_MS) {
-  let schemaCurrent = false;
   return async function readiness(): Promise<Readiness> {
     if (lifecycle.draining) return { ready: false, reason: 'draining', detail: 'the process is shutting down and takes no new work' };
     let timer: NodeJS.Timeout | undefined;
@@ -40,12 +38,11 @@ export function readinessCheck(lifecycle: Lifecycle, database: DatabaseHandle, d
       timer = setTimeout(() => resolve('late'), deadlineMs);
     });
     try {
-      const answered = await Promise.race([probeDatabase(database, !schemaCurrent), deadline]);
+      const answered = await Promise.race([pendingMigrations(database), deadline]);
       if (answered === 'late') return { ready: false, reason: 'database_unavailable', detail: `the database did not answer within ${deadlineMs} ms` };
-      if (answered.pending > 0) {
-        return { ready: false, reason: 'migrations_pending', detail: `${answered.pending} migration${answered.pending === 1 ? ' is' : 's are'} not applied yet (sitebiz migrate --status)` };
+      if (answered.length > 0) {
+        return { ready: false, reason: 'migrations_pending', detail: `${answered.length} migration${answered.length === 1 ? ' is' : 's are'} not applied yet (sitebiz migrate --status)` };
       }
-      schemaCurrent = true;
       return { ready: true };
     } catch (error) {
       // The error itself may name hosts or users: the log has it, the answer does not.
@@ -54,15 +51,6 @@ export function readinessCheck(lifecycle: Lifecycle, database: DatabaseHandle, d
       clearTimeout(timer);
     }
   };
-}
-
-/** One trivial statement, or the list of pending migrations when the schema is not yet known current. */
-async function probeDatabase(database: DatabaseHandle, checkMigrations: boolean): Promise<{ pending: number }> {
-  if (!checkMigrations) {
-    await sql`select 1`.execute(database.db);
-    return { pending: 0 };
-  }
-  return { pending: (await pendingMigrations(database)).length };
 }
 
 const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');

@@ -40,7 +40,7 @@ export interface HaproxyConfigOptions {
  * - `retries` and `option redispatch 1`: a connection refused (a process stopping or not started
  *   yet) is tried again on another server at once. These are connection failures: the request was
  *   never sent, so a POST is never sent twice. No L7 `retry-on`.
- * - `option httpchk GET /readyz` (no authentication, no rate limit; one `select 1`) every 500 ms,
+ * - `option httpchk GET /readyz` (no authentication, no rate limit; one small read) every 500 ms,
  *   out after 2 failures, in after 2 successes: a draining process (SHUTDOWN_DRAIN_MS) is out
  *   within about a second, and a restarted one takes requests again as fast.
  * - `timeout server` above sitebiz's REQUEST_TIMEOUT_MS default (30 s), so sitebiz's 408 arrives
