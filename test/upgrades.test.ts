@@ -12,7 +12,8 @@ import { loadConfig } from '../src/config.js';
 import { connectDatabase, migrateTo } from '../src/db/connect.js';
 import { pendingMigrations } from '../src/db/migration-status.js';
 import { MIGRATIONS } from '../src/db/migrations/index.js';
-import { createAccount, createApiKey, createSite, createUser } from '../src/domain/accounts.js';
+import { newClientId, newClientSecret, sha256Hex } from '../src/auth/secrets.js';
+import { createAccount, createSite, createUser } from '../src/domain/accounts.js';
 import { PERMISSION_NAMES } from '../src/auth/permissions.js';
 import { DIALECTS, POSTGRES_ONLY } from './support/harness.js';
 import { freePort, freshDatabase, request, runSitebiz, startServe, type ServeProcess } from './support/serve-process.js';
@@ -24,7 +25,7 @@ const PENDING = MIGRATIONS.slice(-3).map((m) => m.name);
 const scratch = mkdtempSync(join(tmpdir(), 'sitebiz-upgrades-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** A database at the OLD version with an account, a site and a key (made by this version's domain code, which the old schema serves). */
+/** A database at the OLD version with an account, a site and a key (made by this version's domain code where the old schema serves it). */
 async function oldDatabase(url: string): Promise<{ clientId: string; clientSecret: string; siteId: number }> {
   const handle = await connectDatabase(loadConfig({ DATABASE_URL: url }).database, { poolSize: 1 });
   try {
@@ -33,7 +34,14 @@ async function oldDatabase(url: string): Promise<{ clientId: string; clientSecre
     const accountId = await createAccount(handle, { name: 'Upgraded' });
     const userId = await createUser(handle, { accountId, name: 'Owner', email: 'owner@example.com', role: 'owner' });
     const siteId = await createSite(handle, { accountId, title: 'Site', subdomain: 'upgraded' });
-    const key = await createApiKey(handle, { userId, name: 'upgrade key', permissions: PERMISSION_NAMES });
+    // The key's row as the old version wrote it: this version's createApiKey also writes the
+    // audit log (0020), which an old schema may not have.
+    const key = { clientId: newClientId(), clientSecret: newClientSecret() };
+    const at = handle.traits.encodeTimestamp(new Date());
+    await handle.db
+      .insertInto('api_keys')
+      .values({ account_id: accountId, user_id: userId, name: 'upgrade key', client_id: key.clientId, secret_hash: sha256Hex(key.clientSecret), permissions: JSON.stringify([...PERMISSION_NAMES].sort()), created_at: at, updated_at: at, rotated_at: null })
+      .execute();
     return { clientId: key.clientId, clientSecret: key.clientSecret, siteId };
   } finally {
     await handle.close();
