@@ -27,7 +27,8 @@ for (const dialect of DIALECTS) {
           port = await freePort();
           const candidate = startServe(scratch, ['--workers', '2', '--port', String(port), '--database-url', db.url], { METRICS: 'public' });
           try {
-            await candidate.waitFor(/Server listening at[\s\S]*Server listening at/);
+            // Both workers listening, and the demo's credentials printed after them.
+            await candidate.waitFor(/Server listening at[\s\S]*Server listening at[\s\S]*sitebiz is serving/);
             server = candidate;
           } catch (error) {
             await candidate.exited;
