@@ -22,8 +22,14 @@ function missing(path: string, what: string): string | false {
 
 /** Why promtool checks cannot run here, or false. */
 export const PROMTOOL_SKIP = missing(PROMTOOL_PATH, 'promtool');
-/** Why the Prometheus scrape test cannot run here, or false. */
-export const PROMETHEUS_SKIP = missing(PROMETHEUS_PATH, 'Prometheus');
+/**
+ * Why the Prometheus scrape test cannot run here, or false. TEST_PROMETHEUS_SERVER=off skips it:
+ * CI's Node 24 run does, since what it tests (Prometheus reading sitebiz's text format over a
+ * minute of load) no Node version changes, and the Node 20 run has done it; promtool's checks
+ * of the same text still run there.
+ */
+export const PROMETHEUS_SKIP: string | false =
+  process.env.TEST_PROMETHEUS_SERVER === 'off' ? 'TEST_PROMETHEUS_SERVER=off: another run of this CI ran it' : missing(PROMETHEUS_PATH, 'Prometheus');
 
 /** `promtool check metrics` on a scrape: its exit code and what it said (lint problems included). */
 export function promtoolCheckMetrics(text: string): { status: number | null; output: string } {
