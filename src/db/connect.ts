@@ -41,8 +41,17 @@ export interface DatabaseHandle {
   listen?: (channel: string, handlers: NotificationHandlers) => NotificationListener;
   /** SQLite only: the whole database as an image, for `sqliteImage` of another handle. */
   serialize?: () => Buffer;
+  /**
+   * Told of every statement once it has run (through Kysely and through runSelect): add or remove
+   * observers at any time (tests' query counts, traces, metrics). Empty, a statement costs one
+   * length check.
+   */
+  statementObservers: StatementObserver[];
   close(): Promise<void>;
 }
+
+/** A statement that ran: its SQL, how long it took (ms, ending now) and its parameters. */
+export type StatementObserver = (sql: string, milliseconds: number, parameters: readonly unknown[]) => void;
 
 /** DatabaseHandle.runSelect on PostgreSQL, where it always runs. */
 export type RunSelect = <Row>(name: string, sql: string, parameters: readonly unknown[]) => Promise<Row[]>;
@@ -57,16 +66,23 @@ export interface ConnectOptions {
    * instead of an empty database. Tests open every app from one migrated image.
    */
   sqliteImage?: Buffer;
-  /** Called with the SQL of every query run, its time and its parameters; tests count queries with it. */
-  onQuery?: (sql: string, milliseconds: number, parameters: readonly unknown[]) => void;
+  /** The first of the handle's statementObservers; tests count queries with it. */
+  onQuery?: StatementObserver;
 }
 
-function queryLogger(options: ConnectOptions) {
-  const onQuery = options.onQuery;
-  if (!onQuery) return {};
+/** Tells each observer of a statement that ran. */
+function notifyObservers(observers: readonly StatementObserver[], sql: string, milliseconds: number, parameters: readonly unknown[]): void {
+  for (const observer of observers) observer(sql, milliseconds, parameters);
+}
+
+/**
+ * Kysely's `log` is fixed when the instance is made, so it is always given and hands each
+ * statement to whichever observers there are then. (It fires after the statement, with its time.)
+ */
+function queryLogger(observers: StatementObserver[]) {
   return {
     log: (event: LogEvent) => {
-      if (event.level === 'query') onQuery(event.query.sql, event.queryDurationMillis, event.query.parameters);
+      if (event.level === 'query' && observers.length > 0) notifyObservers(observers, event.query.sql, event.queryDurationMillis, event.query.parameters);
     },
   };
 }
@@ -78,23 +94,24 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     const sqlite = new SQLiteDatabase(options.sqliteImage ?? config.filename);
     applySqliteSettings(sqlite, config);
     const statements = withStatementCache(sqlite);
+    const observers: StatementObserver[] = options.onQuery ? [options.onQuery] : [];
     const db = new Kysely<Database>({
       dialect: new SqliteDialect({ database: statements }),
-      ...queryLogger(options),
+      ...queryLogger(observers),
     });
-    const onQuery = options.onQuery;
     return {
       db,
       traits: traitsFor('sqlite'),
       description: `SQLite ${config.filename}`,
       runSelect: <Row>(_name: string, text: string, parameters: readonly unknown[]) => {
         if (sqlite.inTransaction) return undefined;
-        const started = onQuery ? performance.now() : 0;
+        const started = observers.length > 0 ? performance.now() : 0;
         const rows = (statements.prepare(text) as unknown as SqliteStatement).all(parameters as unknown[]) as Row[];
-        onQuery?.(text, performance.now() - started, parameters);
+        if (observers.length > 0) notifyObservers(observers, text, performance.now() - started, parameters);
         return Promise.resolve(rows);
       },
       serialize: () => sqlite.serialize(),
+      statementObservers: observers,
       close: () => db.destroy(),
     };
   }
@@ -121,12 +138,13 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     ...(schema !== undefined ? { options: `-c search_path=${schema}` } : {}),
   };
   const pool = new pg.Pool({ ...poolOptions, connectionString: config.connectionString });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(options) });
+  const observers: StatementObserver[] = options.onQuery ? [options.onQuery] : [];
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...queryLogger(observers) });
   const traits = traitsFor('postgres');
   // Every pool (the primary's, each replica's) gets its connections set up, then its runSelect.
   const makeRunSelect = (target: pg.Pool) => {
     prepareConnections(target);
-    return directSelects(target, config, options.onQuery);
+    return directSelects(target, config, observers);
   };
   const runSelect = makeRunSelect(pool);
   let replicas: ReplicaSet | undefined;
@@ -141,6 +159,7 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
     ...(schema !== undefined ? { schema } : {}),
     runSelect,
     ...(replicas ? { replicas } : {}),
+    statementObservers: observers,
     // LISTEN is a session's: through a transaction pooler the notifications would reach whichever
     // client holds that server connection next. Without it, webhook workers poll (WEBHOOK_POLL_MS).
     ...(config.pooler === 'transaction' ? {} : { listen: (channel: string, handlers: NotificationHandlers) => listenForNotifications(config.connectionString, channel, handlers) }),
@@ -162,11 +181,11 @@ export async function connectDatabase(config: DatabaseConfig, options: ConnectOp
 function directSelects(
   pool: pg.Pool,
   config: Extract<DatabaseConfig, { dialect: 'postgres' }>,
-  onQuery: ConnectOptions['onQuery'],
+  observers: readonly StatementObserver[],
 ): RunSelect {
   let namedStatements = config.pooler !== 'transaction';
   return async <Row>(name: string, text: string, parameters: readonly unknown[]): Promise<Row[]> => {
-    const started = onQuery ? performance.now() : 0;
+    const started = observers.length > 0 ? performance.now() : 0;
     let result: pg.QueryResult | undefined;
     if (namedStatements) {
       try {
@@ -186,7 +205,7 @@ function directSelects(
       }
     }
     result ??= await pool.query({ text, values: parameters as unknown[] });
-    onQuery?.(text, performance.now() - started, parameters);
+    if (observers.length > 0) notifyObservers(observers, text, performance.now() - started, parameters);
     return result.rows as Row[];
   };
 }

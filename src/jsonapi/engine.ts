@@ -453,8 +453,9 @@ export class JsonApiEngine {
   private async inTransaction<T>(principal: Principal, fn: (ctx: WriteContext) => Promise<T>): Promise<T> {
     const committed: Array<() => void> = [];
     const result = await this.options.db.transaction().execute((trx) => {
-      // The engine's builder is untyped; the domain reads the typed schema.
-      const handle: DatabaseHandle = { db: trx as unknown as DatabaseHandle['db'], traits: this.options.traits, description: 'transaction', close: async () => {} };
+      // The engine's builder is untyped; the domain reads the typed schema. Its statements reach the
+      // observers through the shared Kysely's log.
+      const handle: DatabaseHandle = { db: trx as unknown as DatabaseHandle['db'], traits: this.options.traits, description: 'transaction', close: async () => {}, statementObservers: [] };
       // Reads inside the transaction go through Kysely on it: the compiled-statement path of the
       // shared executor would run on another connection (PostgreSQL) and miss the uncommitted rows.
       let reader: Executor | undefined;

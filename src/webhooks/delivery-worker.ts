@@ -28,6 +28,7 @@ import { SlotShares } from './slot-shares.js';
 import { connectLookup, refusedLiteralReason, RefusedTargetError, systemLookup, type Lookup } from './target-addresses.js';
 import { DELIVERY_CHANNEL, onDeliveriesQueued } from './wakeups.js';
 import { postWebhook, type PostResult } from './webhook-sender.js';
+import type { WebhookTracer } from '../observability/trace-context.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -55,6 +56,8 @@ export interface DeliveryWorkerOptions {
   stopGraceMs?: number;
   /** Jitter of the retry schedule (Math.random's range). */
   random?: () => number;
+  /** With traces on (src/observability/tracing.ts): a span per attempt, its traceparent sent along. */
+  tracer?: WebhookTracer;
 }
 
 interface Flight {
@@ -282,7 +285,16 @@ export class DeliveryWorker {
 
   private async attempt(delivery: ClaimedDelivery, signal: AbortSignal, posted: (result: PostResult) => void): Promise<void> {
     const startedAt = this.options.now();
-    const result = await this.post(delivery, signal);
+    const span = this.options.tracer?.startAttempt({
+      traceparent: delivery.traceparent,
+      event: delivery.event,
+      targetUrl: delivery.targetUrl,
+      webhookId: delivery.webhookId,
+      deliveryId: delivery.id,
+      attemptNumber: delivery.attemptNumber,
+    });
+    const result = await this.post(delivery, signal, span?.headers);
+    span?.end(result);
     posted(result);
     const outcome = await this.record({ claim: delivery, attempt: { startedAt, result, now: this.options.now(), ...(this.options.random ? { random: this.options.random } : {}) } });
     const log = this.options.log;
@@ -302,7 +314,7 @@ export class DeliveryWorker {
     if (outcome.disabledHook) log.info({ hook: delivery.hookId }, 'webhook hook disabled: its deliveries failed for 5 days');
   }
 
-  private async post(delivery: ClaimedDelivery, signal: AbortSignal): Promise<PostResult> {
+  private async post(delivery: ClaimedDelivery, signal: AbortSignal, traceHeaders: Readonly<Record<string, string>> | undefined): Promise<PostResult> {
     let url: URL;
     try {
       url = new URL(delivery.targetUrl);
@@ -325,6 +337,7 @@ export class DeliveryWorker {
         'webhook-id': delivery.webhookId,
         'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
         ...(signature ? { 'webhook-signature': signature } : {}),
+        ...traceHeaders,
       },
       timeoutMs: this.options.timeoutMs,
       ...(this.lookup ? { lookup: this.lookup } : {}),

@@ -33,6 +33,7 @@ const DEFAULTS: Config = {
   webhookWorker: true,
   requestJournalSize: 1000,
   compression: true,
+  tracing: undefined,
 };
 
 /** The problems of a configuration that must fail. */
@@ -95,6 +96,8 @@ describe('loadConfig', () => {
       WEBHOOK_WORKER: 'off',
       REQUEST_JOURNAL_SIZE: '50',
       COMPRESSION: 'off',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318/',
+      OTEL_SERVICE_NAME: 'sitebiz-eu',
     });
     assert.deepEqual(config, {
       database: {
@@ -134,6 +137,7 @@ describe('loadConfig', () => {
       webhookWorker: false,
       requestJournalSize: 50,
       compression: false,
+      tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces', serviceName: 'sitebiz-eu' },
     });
   });
 
@@ -187,6 +191,10 @@ describe('loadConfig', () => {
     ['WORKERS', '256', { workers: 256 }],
     ['MODE', 'sandbox', { mode: 'sandbox' }],
     ['MODE', ' Production ', { mode: 'production' }],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'https://otlp.example.com/otlp', { tracing: { tracesUrl: 'https://otlp.example.com/otlp/v1/traces', serviceName: 'sitebiz' } }],
+    // The signal's own URL is taken as it is (the SDKs' rule).
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'http://127.0.0.1:4318/custom', { tracing: { tracesUrl: 'http://127.0.0.1:4318/custom', serviceName: 'sitebiz' } }],
+    ['OTEL_SERVICE_NAME', 'api', { tracing: undefined }],
   ];
   for (const [variable, value, parsed] of ACCEPTED) {
     it(`accepts ${variable}=${JSON.stringify(value)}`, () => {
@@ -245,6 +253,9 @@ describe('loadConfig', () => {
     [{ WEBHOOK_WORKER: 'sometimes' }, 'WEBHOOK_WORKER'],
     [{ REQUEST_JOURNAL_SIZE: '-1' }, 'REQUEST_JOURNAL_SIZE'],
     [{ COMPRESSION: 'gzip' }, 'COMPRESSION'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: ' ' }, 'OTEL_SERVICE_NAME'],
   ];
   for (const [env, variable] of REJECTED) {
     it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {

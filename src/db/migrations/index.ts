@@ -21,13 +21,14 @@ import { sandboxSiteScope } from './0016_sandbox_site_scope.js';
 import { hookStatesAndLogOrder } from './0017_hook_states_and_log_order.js';
 import { journalUpstream } from './0018_journal_upstream.js';
 import { importCheckpoints } from './0019_import_checkpoints.js';
+import { traceContext } from './0021_trace_context.js';
 
 export interface AppMigration {
   name: string;
   up(db: Kysely<unknown>, traits: DialectTraits): Promise<void>;
 }
 
-export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, refunds, journalAndFaults, snapshots, consoleMigration, readReplicas, sandboxSiteScope, hookStatesAndLogOrder, journalUpstream, importCheckpoints];
+export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, refunds, journalAndFaults, snapshots, consoleMigration, readReplicas, sandboxSiteScope, hookStatesAndLogOrder, journalUpstream, importCheckpoints, traceContext];
 
 /** Hands the list to Kysely's Migrator, binding each migration to the dialect's traits. */
 export function migrationProvider(traits: DialectTraits, migrations = MIGRATIONS): MigrationProvider {
