@@ -130,7 +130,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // OpenTelemetry traces (docs/operations.md, "Traces"): the SDK is loaded only when an OTLP
   // endpoint is set; otherwise nothing of it runs. Its request hooks come before every other.
-  const tracing = config.tracing ? (await import('./observability/tracing.js')).startTracing(config.tracing) : undefined;
+  const tracing = config.tracing ? (await import('./observability/tracing.js')).startTracing(config.tracing, app.log.child({ component: 'traces' })) : undefined;
   if (tracing) {
     tracing.instrumentRequests(app);
     const stopStatementSpans = tracing.instrumentStatements(database);

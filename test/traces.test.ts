@@ -5,6 +5,8 @@
 // receiver gets a traceparent naming that span. With no OTLP endpoint nothing of it is loaded.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { tracingLoaded } from '../src/observability/trace-context.js';
 import { builders } from './support/builders.js';
@@ -207,6 +209,28 @@ for (const dialect of DIALECTS) {
       const ids = new Set(collector.spans.map((s) => s.spanId));
       const orphans = collector.spans.filter((s) => s.kind === SPAN_KIND.client && !s.name.startsWith('POST webhook') && !ids.has(s.parentSpanId));
       assert.deepEqual(orphans.map((s) => s.name), []);
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`traces with a collector that refuses them [${dialect}]`, () => {
+    it('serves as usual, and closes at once, dropping the spans it could not send', async () => {
+      // 400: not retried by the exporter. (One that refuses connections is retried for up to
+      // OTEL_EXPORTER_OTLP_TIMEOUT; closing then waits 2 s at most, tracing.ts.)
+      const refusing = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(400).end()));
+      await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+      const t = await createTestApp(dialect, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}` } });
+      try {
+        const token = await t.token();
+        assert.equal((await t.get('/v1/contacts', token)).statusCode, 200);
+      } finally {
+        const started = performance.now();
+        await t.close();
+        assert.ok(performance.now() - started < 1_500, `closed in ${Math.round(performance.now() - started)} ms`);
+        refusing.closeAllConnections();
+        refusing.close();
+      }
     });
   });
 }

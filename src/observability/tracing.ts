@@ -13,10 +13,10 @@
 // a library's own instrumentation cannot mix into ours. Only the context manager is shared: the
 // async context is the process's anyway.
 import { readFileSync } from 'node:fs';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { setGlobalErrorHandler, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -76,7 +76,21 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-export function startTracing(config: TracingConfig): Tracing {
+/** How long closing waits for the last spans to be exported. */
+const FLUSH_DEADLINE_MS = 2_000;
+
+/** At most one warning this often about failed exports (a collector down fails every batch). */
+const EXPORT_WARNING_INTERVAL_MS = 60_000;
+
+export function startTracing(config: TracingConfig, log: FastifyBaseLogger): Tracing {
+  // The SDK reports failed exports to one handler per process (by default to its silent diag
+  // logger): say so in the log, once a minute at most. Spans that could not go are dropped.
+  let warnedAt = -Infinity;
+  setGlobalErrorHandler((error) => {
+    if (performance.now() - warnedAt < EXPORT_WARNING_INTERVAL_MS) return;
+    warnedAt = performance.now();
+    log.warn({ err: error, endpoint: config.tracesUrl }, 'traces: spans could not be exported (dropped); the next failure is reported in a minute at the earliest');
+  });
   const resource = defaultResource()
     .merge(detectResources({ detectors: [envDetector] }))
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: VERSION }));
@@ -96,7 +110,20 @@ export function startTracing(config: TracingConfig): Tracing {
       };
     },
     webhooks: webhookSpans(tracer),
-    shutdown: () => provider.shutdown(),
+    // Closing never fails nor waits long for the collector: what cannot be sent within
+    // FLUSH_DEADLINE_MS is dropped, with a warning (a collector that refuses connections is retried
+    // by the exporter for up to OTEL_EXPORTER_OTLP_TIMEOUT, 10 s).
+    shutdown: async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), FLUSH_DEADLINE_MS)));
+      const flushed = provider.shutdown().then(
+        () => 'done' as const,
+        (error: unknown) => log.warn({ err: error, endpoint: config.tracesUrl }, 'traces: the last spans could not be exported'),
+      );
+      const outcome = await Promise.race([flushed, deadline]);
+      clearTimeout(timer);
+      if (outcome === 'late') log.warn({ endpoint: config.tracesUrl, deadlineMs: FLUSH_DEADLINE_MS }, 'traces: the last spans were not exported in time; dropped');
+    },
   };
 }
 
