@@ -1,32 +1,54 @@
 // What traces cost the contacts page: CPU time per GET /v1/contacts through app.inject (the whole
 // Fastify pipeline, token check, the page's statements, without the network), with traces off and
-// with traces on (exporting to a local OTLP sink that reads and drops what it gets), in
-// alternating rounds so that the machine's load hits both alike. CPU time rather than wall time:
-// the development machine is shared and busy. The answer cache is off (ANSWER_CACHE_MB=0) so that
-// every request runs its statements, each a span with traces on: the dearer case.
+// with traces on (exporting to a local OTLP sink that reads and drops what it gets), and, given
+// another tree (e.g. a `git archive` of main before traces, its node_modules linked), that tree's
+// app too, all in this one process, in short rounds taken in turn so that the machine's load hits
+// each alike. CPU time rather than wall time: the development machine is shared and busy. Besides
+// the medians, each round's ratio to traces-off of the same round (paired: a slow moment of the
+// machine slows both). The answer cache is off (ANSWER_CACHE_MB=0) so that every request runs
+// its statements, each a span with traces on: the dearer case.
 //
-//   node --import tsx bench/trace-cost.ts [requests-per-round] [rounds] [modes, default off,on]
-// Prints one JSON line of medians (µs per request) last.
+//   node --import tsx bench/trace-cost.ts [requests-per-round] [rounds] [other-tree]
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, type TestApp } from '../test/support/harness.js';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as here from '../test/support/harness.js';
 import { builders } from '../test/support/builders.js';
 
-const perRound = Number(process.argv[2] ?? 2000);
-const rounds = Number(process.argv[3] ?? 5);
-const modes = (process.argv[4] ?? 'off,on').split(',') as Array<'off' | 'on'>;
+const perRound = Number(process.argv[2] ?? 300);
+const rounds = Number(process.argv[3] ?? 15);
+const otherTree = process.argv[4];
 
 const sink = http.createServer((req, res) => {
   req.resume();
   req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
 });
-await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+await new Promise<void>((done) => sink.listen(0, '127.0.0.1', done));
 const endpoint = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
 
-async function cpuMicrosPerRequest(t: TestApp, token: string): Promise<number> {
+type App = Awaited<ReturnType<typeof here.createTestApp>>;
+const env = { ANSWER_CACHE_MB: '0', RATE_LIMIT: '0' };
+const apps: Record<string, App> = {};
+const make = async (name: string, create: typeof here.createTestApp, extra: Record<string, string> = {}) => {
+  const t = await create('sqlite', { env: { ...env, ...extra } });
+  const b = builders(t);
+  for (let i = 0; i < 60; i++) await b.contact({ name: `Contact ${i}` });
+  apps[name] = t;
+};
+await make('off', here.createTestApp);
+await make('on', here.createTestApp, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
+if (otherTree) {
+  const other = (await import(pathToFileURL(resolve(otherTree, 'test/support/harness.ts')).href)) as typeof here;
+  await make('other', other.createTestApp);
+}
+const names = Object.keys(apps);
+const tokens = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await apps[n]!.token()] as const)));
+
+async function cpuMicrosPerRequest(name: string): Promise<number> {
   const start = process.cpuUsage();
   for (let i = 0; i < perRound; i++) {
-    const res = await t.app.inject({ method: 'GET', url: '/v1/contacts', headers: { authorization: `Bearer ${token}` } });
+    const res = await apps[name]!.app.inject({ method: 'GET', url: '/v1/contacts', headers: { authorization: `Bearer ${tokens[name]}` } });
     if (res.statusCode !== 200) throw new Error(`GET /v1/contacts answered ${res.statusCode}: ${res.body}`);
   }
   const used = process.cpuUsage(start);
@@ -34,23 +56,17 @@ async function cpuMicrosPerRequest(t: TestApp, token: string): Promise<number> {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
-const apps: Partial<Record<'off' | 'on', TestApp>> = {};
-const tokens: Partial<Record<'off' | 'on', string>> = {};
-for (const mode of modes) {
-  const t = await createTestApp('sqlite', { env: { ANSWER_CACHE_MB: '0', RATE_LIMIT: '0', ...(mode === 'on' ? { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint } : {}) } });
-  const b = builders(t);
-  for (let i = 0; i < 60; i++) await b.contact({ name: `Contact ${i}` });
-  apps[mode] = t;
-  tokens[mode] = await t.token();
-}
-const figures: Record<string, number[]> = Object.fromEntries(modes.map((m) => [m, []]));
-for (const mode of modes) await cpuMicrosPerRequest(apps[mode]!, tokens[mode]!); // warm-up
+const figures: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+for (const name of names) for (let i = 0; i < 3; i++) await cpuMicrosPerRequest(name); // warm-up
 for (let round = 0; round < rounds; round++) {
-  const order = round % 2 === 0 ? modes : [...modes].reverse();
-  for (const mode of order) figures[mode]!.push(await cpuMicrosPerRequest(apps[mode]!, tokens[mode]!));
+  // Each name goes first as often as the others.
+  const order = names.map((_, i) => names[(i + round) % names.length]!);
+  for (const name of order) figures[name]!.push(await cpuMicrosPerRequest(name));
 }
-for (const t of Object.values(apps)) await t!.close();
+for (const t of Object.values(apps)) await t.close();
 sink.close();
-for (const mode of modes) console.log(`traces ${mode}: ${median(figures[mode]!).toFixed(1)} µs CPU per request (rounds: ${figures[mode]!.map((f) => f.toFixed(0)).join(', ')})`);
-console.log(JSON.stringify(Object.fromEntries(modes.map((m) => [m, Number(median(figures[m]!).toFixed(1))]))));
+console.log(`GET /v1/contacts (25 of 60 contacts, answer cache off) through inject, CPU µs per request, ${rounds} rounds of ${perRound}:`);
+for (const name of names) {
+  const ratios = figures[name]!.map((f, i) => f / figures.off![i]!);
+  console.log(`  ${name.padEnd(5)} median ${median(figures[name]!).toFixed(0)} µs; paired ratio to off, median ${median(ratios).toFixed(3)}`);
+}

@@ -215,10 +215,11 @@ for (const dialect of DIALECTS) {
 
 for (const dialect of DIALECTS) {
   describe(`traces with a collector that refuses them [${dialect}]`, () => {
-    it('serves as usual, and closes at once, dropping the spans it could not send', async () => {
+    it('serves as usual, and closes without waiting on it, dropping the spans it refused', async () => {
       // 400: not retried by the exporter. (One that refuses connections is retried for up to
-      // OTEL_EXPORTER_OTLP_TIMEOUT; closing then waits 2 s at most, tracing.ts.)
-      const refusing = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(400).end()));
+      // OTEL_EXPORTER_OTLP_TIMEOUT, 10 s; closing then waits 2 s at most, tracing.ts.)
+      let exports = 0;
+      const refusing = http.createServer((req, res) => req.resume().on('end', () => (exports++, res.writeHead(400).end())));
       await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
       const t = await createTestApp(dialect, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}` } });
       try {
@@ -227,10 +228,12 @@ for (const dialect of DIALECTS) {
       } finally {
         const started = performance.now();
         await t.close();
-        assert.ok(performance.now() - started < 1_500, `closed in ${Math.round(performance.now() - started)} ms`);
+        // Far below the exporter's 10 s of retries (the machine may be busy: no tighter bound).
+        assert.ok(performance.now() - started < 5_000, `closed in ${Math.round(performance.now() - started)} ms`);
         refusing.closeAllConnections();
         refusing.close();
       }
+      assert.ok(exports >= 1, 'the spans were offered once at closing');
     });
   });
 }
