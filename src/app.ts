@@ -132,6 +132,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new OneLinePerRequest(),
   });
 
+  // OpenTelemetry traces (docs/operations.md, "Traces"): the SDK is loaded only when an OTLP
+  // endpoint is set; otherwise nothing of it runs. Its request hooks come before every other.
+  const tracing = config.tracing ? (await import('./observability/tracing.js')).startTracing(config.tracing, app.log.child({ component: 'traces' })) : undefined;
+  if (tracing) {
+    tracing.instrumentRequests(app);
+    const stopStatementSpans = tracing.instrumentStatements(database);
+    // Added before the other onClose hooks, so it runs after them: the last webhook attempts'
+    // spans are ended, then the queue is exported.
+    app.addHook('onClose', async () => {
+      stopStatementSpans();
+      await tracing.shutdown();
+    });
+  }
+
   // What Node answers before Fastify (parser errors above, an unmet Expect here) is a JSON:API error too.
   app.server.on('checkExpectation', answerUnmetExpectation);
   // Before any route: the plugin hooks each route as it is added (src/compression.ts).
@@ -159,6 +173,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     concurrency: config.webhookConcurrency,
     pollMs: config.webhookPollMs,
     ...(metrics ? { onAttempt: metrics.webhookAttempt } : {}),
+    ...(tracing ? { tracer: tracing.webhooks } : {}),
     ...(options.webhooks?.lookup ? { lookup: options.webhooks.lookup } : {}),
     ...(options.webhooks?.stopGraceMs !== undefined ? { stopGraceMs: options.webhooks.stopGraceMs } : {}),
   });

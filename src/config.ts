@@ -112,6 +112,15 @@ export interface Config {
    * runs `sitebiz migrate`; until then `serve` waits, listening on nothing, for a current schema.
    */
   migrateOnStart: boolean;
+  /** OpenTelemetry traces (src/observability/tracing.ts); undefined: off, nothing of it is loaded. */
+  tracing: TracingConfig | undefined;
+}
+
+export interface TracingConfig {
+  /** Where spans are POSTed (OTLP/HTTP, JSON): the whole URL, e.g. http://collector:4318/v1/traces. */
+  tracesUrl: string;
+  /** service.name of the spans' resource. */
+  serviceName: string;
 }
 
 export const METRICS_ACCESS = ['off', 'public', 'token'] as const;
@@ -347,6 +356,25 @@ export const SETTINGS = {
     description: 'on: serve and every command apply pending migrations first; off: `sitebiz migrate` does, and serve waits for a current schema before it listens',
     default: 'on',
   },
+  // OpenTelemetry's own names (the SDKs' environment variables), so a collector's usual setup applies.
+  otelEndpoint: {
+    env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    flag: 'otel-exporter-otlp-endpoint',
+    description: 'http(s) base URL of an OTLP/HTTP collector (spans go to <url>/v1/traces): turns traces on; unset: off',
+    default: undefined,
+  },
+  otelTracesEndpoint: {
+    env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    flag: 'otel-exporter-otlp-traces-endpoint',
+    description: 'the whole OTLP/HTTP URL spans are sent to (wins over OTEL_EXPORTER_OTLP_ENDPOINT; also turns traces on)',
+    default: undefined,
+  },
+  otelServiceName: {
+    env: 'OTEL_SERVICE_NAME',
+    flag: 'otel-service-name',
+    description: 'service.name of the spans',
+    default: 'sitebiz',
+  },
 } satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -497,6 +525,7 @@ export function loadConfig(
   const migrateOnStart = onOff('migrateOnStart');
   const answerCacheMb = integer('answerCacheMb', 0, 1024 * 1024);
   const { metrics, metricsToken } = parseMetrics(raw('metrics'), raw('metricsToken'), problems);
+  const tracing = parseTracing(raw('otelEndpoint'), raw('otelTracesEndpoint'), raw('otelServiceName'), problems);
 
   if (problems.length > 0 || database === undefined || mode === undefined) throw new ConfigError(problems);
   return {
@@ -531,6 +560,7 @@ export function loadConfig(
     metrics,
     metricsToken,
     migrateOnStart,
+    tracing,
   };
 }
 
@@ -559,6 +589,30 @@ function parseMetrics(
     problems.push(`${token.origin} is set but ${SETTINGS.metrics.env} is ${metrics}: set ${SETTINGS.metrics.env}=token to require it`);
   }
   return { metrics, metricsToken };
+}
+
+type RawSetting = { value: string | undefined; origin: string };
+
+/**
+ * Traces are on when either endpoint is set. As the OpenTelemetry SDKs do, the signal-specific
+ * URL is used as it is, and the general one gets /v1/traces appended.
+ */
+function parseTracing(endpoint: RawSetting, tracesEndpoint: RawSetting, serviceName: RawSetting, problems: string[]): TracingConfig | undefined {
+  const given = tracesEndpoint.value?.trim() ? tracesEndpoint : endpoint.value?.trim() ? endpoint : undefined;
+  if (!given) return undefined;
+  const text = given.value!.trim();
+  let url: URL;
+  try {
+    url = new URL(text);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    problems.push(`${given.origin} must be an http(s) URL, got ${JSON.stringify(redactUrl(text))}`);
+    return undefined;
+  }
+  const tracesUrl = given === tracesEndpoint ? url.href : `${text.replace(/\/+$/, '')}/v1/traces`;
+  const name = (serviceName.value ?? '').trim();
+  if (name === '') problems.push(`${serviceName.origin} must not be empty`);
+  return { tracesUrl, serviceName: name };
 }
 
 /** `auto` (every core this process may use) or a whole number of workers. */

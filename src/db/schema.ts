@@ -1,7 +1,7 @@
 // Row types of every table, as Kysely sees them. Ids come back as numbers (SQLite) or strings
 // (PostgreSQL bigint); timestamps as ISO strings (SQLite) or Dates (PostgreSQL); booleans as 0/1 or
 // true/false. The codecs in dialect-traits.ts and jsonapi/codecs.ts turn them into API values.
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 export type DbId = number | string;
 export type DbTimestamp = string | Date;
@@ -594,6 +594,11 @@ export interface OutboxEventsTable {
   delivered_at: DbTimestamp | null;
   /** The record that triggered the event; null for events written before 0009_webhook_deliveries. */
   resource_id: DbId | null;
+  /**
+   * The W3C traceparent of the request that made the event, written while traces are on
+   * (0021_trace_context): each webhook attempt's span joins that trace. Optional on insert.
+   */
+  trace_parent: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** One event to one hook (0009_webhook_deliveries.ts); kept after the hook is deleted. */

@@ -12,6 +12,7 @@ import type { DbId, WebhookDeliveriesTable } from '../db/schema.js';
 import type { WriteContext } from '../jsonapi/resource.js';
 import { checkPayloadTypes, PAYLOAD_TYPES } from '../webhooks/payloads.js';
 import { announceDeliveriesQueued, DELIVERY_CHANNEL } from '../webhooks/wakeups.js';
+import { currentTraceparent } from '../observability/trace-context.js';
 
 export interface OutboxEvent {
   siteId: number;
@@ -55,6 +56,8 @@ export async function recordEvent(ctx: WriteContext, event: OutboxEvent): Promis
       created_at: at,
       // Handed to every hook (as deliveries) right here.
       delivered_at: at,
+      // With traces on, the request's trace: its webhook attempts join it (tracing.ts).
+      trace_parent: currentTraceparent() ?? null,
     })
     .returning('id')
     .executeTakeFirstOrThrow();

@@ -453,7 +453,8 @@ export class JsonApiEngine {
   private async inTransaction<T>(principal: Principal, fn: (ctx: WriteContext) => Promise<T>): Promise<T> {
     const committed: Array<() => void> = [];
     const result = await this.options.db.transaction().execute((trx) => {
-      // The engine's builder is untyped; the domain reads the typed schema.
+      // The engine's builder is untyped; the domain reads the typed schema. Its statements reach the
+      // observers through the shared Kysely's driver.
       const handle: DatabaseHandle = { db: trx as unknown as DatabaseHandle['db'], traits: this.options.traits, description: 'transaction', close: async () => {} };
       // Reads inside the transaction go through Kysely on it: the compiled-statement path of the
       // shared executor would run on another connection (PostgreSQL) and miss the uncommitted rows.

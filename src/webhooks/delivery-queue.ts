@@ -40,6 +40,8 @@ export interface ClaimedDelivery {
   body: string;
   /** The delivery's account clock offset when claimed, ms: its account time is real time plus this. */
   clockOffsetMs: number;
+  /** The W3C traceparent of the request that made the event (traces on), for the attempt's span. */
+  traceparent: string | null;
 }
 
 /** The lease of a claim: the attempt's deadline and a margin for recording its outcome. */
@@ -156,10 +158,11 @@ export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptio
     await updateStamped(live, (updatedAt) => ({ next_attempt_at: leaseUntil, attempt_count: sql`attempt_count + 1`, updated_at: updatedAt }));
     const events = await trx
       .selectFrom('outbox_events')
-      .select(['id', 'payload'])
+      .select(['id', 'payload', 'trace_parent'])
       .where('id', 'in', [...new Set(live.map((d) => d.event_id))])
       .execute();
     const payloadOf = new Map(events.map((e) => [Number(e.id), traits.decodeJson(e.payload)]));
+    const traceparentOf = new Map(events.map((e) => [Number(e.id), e.trace_parent]));
     return live.map((d): ClaimedDelivery => {
       const hook = hookById.get(Number(d.hook_id))!;
       return {
@@ -177,6 +180,7 @@ export async function claimDueFairly(handle: DatabaseHandle, options: ClaimOptio
         secrets: signingSecrets(handle, hook, new Date(options.now.getTime() + offsetOf(d))),
         body: JSON.stringify({ id: String(d.resource_id ?? ''), event: d.event, payload: payloadOf.get(Number(d.event_id)) ?? [] }),
         clockOffsetMs: offsetOf(d),
+        traceparent: traceparentOf.get(Number(d.event_id)) ?? null,
       };
     });
   });

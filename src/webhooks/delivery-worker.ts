@@ -28,6 +28,7 @@ import { SlotShares } from './slot-shares.js';
 import { connectLookup, refusedLiteralReason, RefusedTargetError, systemLookup, type Lookup } from './target-addresses.js';
 import { DELIVERY_CHANNEL, onDeliveriesQueued } from './wakeups.js';
 import { postWebhook, type PostResult } from './webhook-sender.js';
+import type { WebhookTracer } from '../observability/trace-context.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -57,6 +58,8 @@ export interface DeliveryWorkerOptions {
   random?: () => number;
   /** Told of every attempt recorded, by its outcome (`stale`: the claim had run out), and whether it disabled its hook (metrics). */
   onAttempt?: (outcome: Outcome['status'] | 'stale', disabledHook: boolean) => void;
+  /** With traces on (src/observability/tracing.ts): a span per attempt, its traceparent sent along. */
+  tracer?: WebhookTracer;
 }
 
 interface Flight {
@@ -284,7 +287,16 @@ export class DeliveryWorker {
 
   private async attempt(delivery: ClaimedDelivery, signal: AbortSignal, posted: (result: PostResult) => void): Promise<void> {
     const startedAt = this.options.now();
-    const result = await this.post(delivery, signal);
+    const span = this.options.tracer?.startAttempt({
+      traceparent: delivery.traceparent,
+      event: delivery.event,
+      targetUrl: delivery.targetUrl,
+      webhookId: delivery.webhookId,
+      deliveryId: delivery.id,
+      attemptNumber: delivery.attemptNumber,
+    });
+    const result = await this.post(delivery, signal, span?.headers);
+    span?.end(result);
     posted(result);
     const outcome = await this.record({ claim: delivery, attempt: { startedAt, result, now: this.options.now(), ...(this.options.random ? { random: this.options.random } : {}) } });
     this.options.onAttempt?.(outcome.applied ? outcome.status : 'stale', outcome.disabledHook);
@@ -305,7 +317,7 @@ export class DeliveryWorker {
     if (outcome.disabledHook) log.info({ hook: delivery.hookId }, 'webhook hook disabled: its deliveries failed for 5 days');
   }
 
-  private async post(delivery: ClaimedDelivery, signal: AbortSignal): Promise<PostResult> {
+  private async post(delivery: ClaimedDelivery, signal: AbortSignal, traceHeaders: Readonly<Record<string, string>> | undefined): Promise<PostResult> {
     let url: URL;
     try {
       url = new URL(delivery.targetUrl);
@@ -328,6 +340,7 @@ export class DeliveryWorker {
         'webhook-id': delivery.webhookId,
         'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
         ...(signature ? { 'webhook-signature': signature } : {}),
+        ...traceHeaders,
       },
       timeoutMs: this.options.timeoutMs,
       ...(this.lookup ? { lookup: this.lookup } : {}),

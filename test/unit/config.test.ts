@@ -37,6 +37,7 @@ const DEFAULTS: Config = {
   metrics: 'off',
   metricsToken: undefined,
   migrateOnStart: true,
+  tracing: undefined,
 };
 
 /** The problems of a configuration that must fail. */
@@ -103,6 +104,8 @@ describe('loadConfig', () => {
       METRICS: 'Token',
       METRICS_TOKEN: 'prometheus-token-0123456789',
       MIGRATE_ON_START: 'off',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318/',
+      OTEL_SERVICE_NAME: 'sitebiz-eu',
     });
     assert.deepEqual(config, {
       database: {
@@ -146,6 +149,7 @@ describe('loadConfig', () => {
       metrics: 'token',
       metricsToken: 'prometheus-token-0123456789',
       migrateOnStart: false,
+      tracing: { tracesUrl: 'http://collector.internal:4318/v1/traces', serviceName: 'sitebiz-eu' },
     });
   });
 
@@ -199,6 +203,10 @@ describe('loadConfig', () => {
     ['WORKERS', '256', { workers: 256 }],
     ['MODE', 'sandbox', { mode: 'sandbox' }],
     ['MODE', ' Production ', { mode: 'production' }],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'https://otlp.example.com/otlp', { tracing: { tracesUrl: 'https://otlp.example.com/otlp/v1/traces', serviceName: 'sitebiz' } }],
+    // The signal's own URL is taken as it is (the SDKs' rule).
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'http://127.0.0.1:4318/custom', { tracing: { tracesUrl: 'http://127.0.0.1:4318/custom', serviceName: 'sitebiz' } }],
+    ['OTEL_SERVICE_NAME', 'api', { tracing: undefined }],
   ];
   for (const [variable, value, parsed] of ACCEPTED) {
     it(`accepts ${variable}=${JSON.stringify(value)}`, () => {
@@ -258,6 +266,9 @@ describe('loadConfig', () => {
     [{ REQUEST_JOURNAL_SIZE: '-1' }, 'REQUEST_JOURNAL_SIZE'],
     [{ COMPRESSION: 'gzip' }, 'COMPRESSION'],
     [{ MIGRATE_ON_START: 'later' }, 'MIGRATE_ON_START'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://collector:4317' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: ' ' }, 'OTEL_SERVICE_NAME'],
   ];
   for (const [env, variable] of REJECTED) {
     it(`rejects ${JSON.stringify(env)} naming ${variable}`, () => {

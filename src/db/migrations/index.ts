@@ -22,6 +22,7 @@ import { hookStatesAndLogOrder } from './0017_hook_states_and_log_order.js';
 import { journalUpstream } from './0018_journal_upstream.js';
 import { importCheckpoints } from './0019_import_checkpoints.js';
 import { auditEvents } from './0020_audit_events.js';
+import { traceContext } from './0021_trace_context.js';
 
 export interface AppMigration {
   name: string;
@@ -35,7 +36,7 @@ export interface AppMigration {
   up(db: Kysely<unknown>, traits: DialectTraits): Promise<void>;
 }
 
-export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, refunds, journalAndFaults, snapshots, consoleMigration, readReplicas, sandboxSiteScope, hookStatesAndLogOrder, journalUpstream, importCheckpoints, auditEvents];
+export const MIGRATIONS: readonly AppMigration[] = [foundation, platform, writes, scale, textSearch, writeRaces, financialRecords, hooksMigration, webhookDeliveries, sandbox, refunds, journalAndFaults, snapshots, consoleMigration, readReplicas, sandboxSiteScope, hookStatesAndLogOrder, journalUpstream, importCheckpoints, auditEvents, traceContext];
 
 /** Hands the list to Kysely's Migrator, binding each migration to the dialect's traits. */
 export function migrationProvider(traits: DialectTraits, migrations = MIGRATIONS): MigrationProvider {
