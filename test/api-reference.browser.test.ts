@@ -34,7 +34,10 @@ describeInBrowser('the API reference at /docs in Chromium', (suite) => {
         assert.match(await page.title(), /^sitebiz: /);
         assert.equal(await page.locator('header img[alt="sitebiz"]').count(), 1, "sitebiz's logo");
         const all = await page.locator('article.operation').count();
-        assert.equal(all, 120, 'every operation of the document');
+        const document = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{ paths: Record<string, Record<string, unknown>> }>();
+        const operations = Object.values(document.paths).flatMap((item) => Object.keys(item).filter((key) => ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].includes(key)));
+        assert.ok(operations.length >= 120, `${operations.length} operations in the document`);
+        assert.equal(all, operations.length, 'every operation of the document');
 
         await page.fill('#search', 'list contacts');
         const shown = page.locator('article.operation:visible');

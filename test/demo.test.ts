@@ -255,7 +255,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(
         listed,
         [
-          'blog_posts', 'contact_notes', 'contact_tags', 'contacts', 'courses', 'custom_fields', 'customers', 'email_activities', 'email_broadcasts',
+          'audit_events', 'blog_posts', 'contact_notes', 'contact_tags', 'contacts', 'courses', 'custom_fields', 'customers', 'email_activities', 'email_broadcasts',
           'form_submissions', 'forms',
           'hooks', 'kajabi_payments_payouts', 'landing_pages', 'offers', 'order_items', 'orders', 'podcasts', 'products', 'purchases',
           'sites', 'transactions', 'website_pages',

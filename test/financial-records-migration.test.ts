@@ -9,7 +9,8 @@ import { Migrator, sql } from 'kysely';
 import { parseDatabaseUrl, type DatabaseConfig } from '../src/config.js';
 import { connectDatabase, dropSchema, migrateToLatest, type DatabaseHandle } from '../src/db/connect.js';
 import { MIGRATIONS, migrationProvider } from '../src/db/migrations/index.js';
-import { createAccount, createApiKey, createSite, createUser } from '../src/domain/accounts.js';
+import { createAccount, createSite, createUser } from '../src/domain/accounts.js';
+import { insertKeyAsOldVersion } from './support/old-schema.js';
 import { builders, type Builders } from './support/builders.js';
 import { DIALECTS, TestClock, type DialectName } from './support/harness.js';
 
@@ -68,7 +69,7 @@ for (const dialect of DIALECTS) {
       const accountId = await createAccount(handle, { name: 'Money' }, clock);
       siteId = await createSite(handle, { accountId, title: 'Shop', subdomain: `shop-${randomBytes(4).toString('hex')}` }, clock);
       const ownerId = await createUser(handle, { accountId, name: 'Owner', email: `owner-${randomBytes(4).toString('hex')}@example.com`, role: 'owner' }, clock);
-      await createApiKey(handle, { userId: ownerId, name: 'all', permissions: ['view:sites'] }, clock);
+      await insertKeyAsOldVersion(handle, { accountId, userId: ownerId, name: 'all', permissions: ['view:sites'], at: clock.now() });
       b = builders({ handle, clock, tenant: { siteId } });
       const offer = await b.offer();
       buyer = await b.customer({ email: 'buyer@example.com' });

@@ -12,8 +12,8 @@ import { loadConfig } from '../src/config.js';
 import { connectDatabase, migrateTo } from '../src/db/connect.js';
 import { pendingMigrations } from '../src/db/migration-status.js';
 import { MIGRATIONS } from '../src/db/migrations/index.js';
-import { newClientId, newClientSecret, sha256Hex } from '../src/auth/secrets.js';
 import { createAccount, createSite, createUser } from '../src/domain/accounts.js';
+import { insertKeyAsOldVersion } from './support/old-schema.js';
 import { PERMISSION_NAMES } from '../src/auth/permissions.js';
 import { DIALECTS, POSTGRES_ONLY } from './support/harness.js';
 import { freePort, freshDatabase, request, runSitebiz, startServe, type ServeProcess } from './support/serve-process.js';
@@ -34,14 +34,7 @@ async function oldDatabase(url: string): Promise<{ clientId: string; clientSecre
     const accountId = await createAccount(handle, { name: 'Upgraded' });
     const userId = await createUser(handle, { accountId, name: 'Owner', email: 'owner@example.com', role: 'owner' });
     const siteId = await createSite(handle, { accountId, title: 'Site', subdomain: 'upgraded' });
-    // The key's row as the old version wrote it: this version's createApiKey also writes the
-    // audit log (0020), which an old schema may not have.
-    const key = { clientId: newClientId(), clientSecret: newClientSecret() };
-    const at = handle.traits.encodeTimestamp(new Date());
-    await handle.db
-      .insertInto('api_keys')
-      .values({ account_id: accountId, user_id: userId, name: 'upgrade key', client_id: key.clientId, secret_hash: sha256Hex(key.clientSecret), permissions: JSON.stringify([...PERMISSION_NAMES].sort()), created_at: at, updated_at: at, rotated_at: null })
-      .execute();
+    const key = await insertKeyAsOldVersion(handle, { accountId, userId, name: 'upgrade key', permissions: PERMISSION_NAMES });
     return { clientId: key.clientId, clientSecret: key.clientSecret, siteId };
   } finally {
     await handle.close();
