@@ -7,14 +7,15 @@
 //   the pooler hands to other clients; sitebiz notices the first refusal and stops naming them),
 //   and with DATABASE_POOLER=transaction it never names one.
 // - In `session` mode, with sitebiz's defaults.
-// - The write, race, webhook, token and lock-heavy sandbox suites on PostgreSQL, run again with every app and
+// - The suites whose statements a pooler can break (write races, webhook workers, the sandbox's locking
+//   actions, tokens) on PostgreSQL, run again with every app and
 //   every `sitebiz` process reaching its database through PgBouncer in transaction mode, with
 //   sitebiz's defaults (test/support/harness.ts, TEST_DATABASE_POOLER_URL).
 // Each start makes a new demo database through the pooler (migrations and the demo data), takes a
 // token, reads 80 times, ten at a time, and writes five contacts.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -125,23 +126,28 @@ describe('the PostgreSQL suites through PgBouncer in transaction mode', () => {
   });
 
   // What a transaction pooler changes is how statements share server connections: transactions
-  // of several statements, row locks and SKIP LOCKED, advisory locks, LISTEN/NOTIFY, session
-  // settings, prepared statements, and commands in processes of their own. Every write and webhook
-  // suite exercises those; of the sandbox's, the account-wide actions that lock and race each
-  // other, reset and snapshots (long transactions), and the CLI's trigger/listen and snapshot
-  // commands. The sandbox's other suites (checkouts, renewals, messages, faults, the journal...)
-  // run ordinary statements one at a time, which the served demo above already sends through the
-  // pooler; running them here again cost about a third of this test's time.
-  const poolerSensitiveSandboxSuites = ['account-actions-overlap', 'reset', 'snapshots', 'snapshot-cli', 'trigger-listen'].map((name) => `test/sandbox/${name}.test.ts`);
-  const suites = ['test/writes', 'test/webhooks'].flatMap((dir) =>
-    readdirSync(join(ROOT, dir))
-      .filter((name) => name.endsWith('.test.ts'))
-      .sort()
-      .map((name) => `${dir}/${name}`),
-  );
-  suites.push(...poolerSensitiveSandboxSuites, 'test/authentication.test.ts', 'test/oauth.test.ts');
+  // racing each other (row locks, SKIP LOCKED, retries on serialization failures), advisory locks,
+  // LISTEN/NOTIFY, session settings, prepared statements, and commands in processes of their own.
+  // These suites exercise those: the write races and the outbox; the webhook workers (claims,
+  // crashes, retries, fairness, LISTEN); the sandbox's account-wide actions that lock and race
+  // each other, reset and snapshots (long transactions that turn triggers off), `trigger` and
+  // `listen` in processes of their own; tokens and keys. The other suites (a resource's writes,
+  // checkouts, renewals, payload samples, target checks...) run ordinary statements and
+  // single-connection transactions, which the served demo above already sends through the pooler;
+  // running them here again cost about half of this test's time.
+  const POOLER_SENSITIVE = [
+    'test/writes/races.test.ts',
+    'test/writes/races-database.test.ts',
+    'test/writes/outbox.test.ts',
+    ...['delivery', 'delivery-crash', 'delivery-log', 'delivery-races', 'events', 'fairness', 'retries', 'worker-lifecycle'].map((name) => `test/webhooks/${name}.test.ts`),
+    ...['account-actions-overlap', 'reset', 'snapshots', 'trigger-listen'].map((name) => `test/sandbox/${name}.test.ts`),
+    'test/authentication.test.ts',
+    'test/oauth.test.ts',
+  ];
+  const suites = POOLER_SENSITIVE.filter((file) => existsSync(join(ROOT, file)));
+  assert.deepEqual(suites, POOLER_SENSITIVE, 'a suite of the list was renamed or removed: update the list');
 
-  it(`pass: ${suites.length} files (writes, races, webhook workers, the sandbox's locking actions, tokens and keys)`, { skip: suitesSkip, timeout: 15 * 60_000 }, async () => {
+  it(`pass: ${suites.length} files (write races, webhook workers, the sandbox's locking actions, tokens and keys)`, { skip: suitesSkip, timeout: 15 * 60_000 }, async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, TEST_DIALECTS: 'postgres', TEST_DATABASE_POOLER_URL: bouncer.url };
     // Not as a child of this test run, and without this run's timing table.
     delete env.NODE_TEST_CONTEXT;
@@ -154,7 +160,7 @@ describe('the PostgreSQL suites through PgBouncer in transaction mode', () => {
     const summary = output.split('\n').filter((line) => line.startsWith('ℹ ')).join('\n');
     assert.equal(code, 0, `${output.slice(-20_000)}\n${bouncer.log().slice(-5_000)}`);
     assert.match(summary, /^ℹ fail 0$/m);
-    assert.ok(Number(/^ℹ pass (\d+)$/m.exec(summary)?.[1]) > 250, summary);
+    assert.ok(Number(/^ℹ pass (\d+)$/m.exec(summary)?.[1]) >= 140, summary);
     // They ran through the pooler, which refused the named statements they started with.
     assert.match(output, /SITEBIZ_TRANSACTION_POOLER/);
   });
