@@ -79,7 +79,12 @@ if (stale) {
 const timings = process.env.TEST_TIMINGS
   ? ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'bin', 'test-timings.js')}`, `--test-reporter-destination=${process.env.TEST_TIMINGS}`]
   : ['--test-reporter=spec'];
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...timings, ...passThrough, ...files], {
+// A test that hangs fails after five minutes (a test that needs longer says so with its own
+// timeout), and a file whose tests are done exits even if a child process or socket it leaked is
+// still open: either would otherwise hold the whole run until CI's limit, with no word of which
+// test. The runner reports files in order, so one stuck file also hides every later file's output.
+const guards = ['--test-timeout=300000', '--test-force-exit'];
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...guards, ...timings, ...passThrough, ...files], {
   cwd: root,
   stdio: 'inherit',
   env: { ...process.env, NODE_ENV: 'test' },

@@ -27,11 +27,15 @@ for (const dialect of DIALECTS) {
           port = await freePort();
           const candidate = startServe(scratch, ['--workers', '2', '--port', String(port), '--database-url', db.url], { METRICS: 'public' });
           try {
-            // Both workers listening, and the demo's credentials printed after them.
-            await candidate.waitFor(/Server listening at[\s\S]*Server listening at[\s\S]*sitebiz is serving/);
+            // The demo's credentials, then both workers listening. Each worker's log comes through
+            // a pipe of its own, so the primary's "serving" line can come before a busy worker's
+            // "Server listening": the two are awaited apart, not as one ordered pattern.
+            await candidate.waitFor(/sitebiz is serving/);
+            await candidate.waitFor(/Server listening at[\s\S]*Server listening at/);
             server = candidate;
           } catch (error) {
-            await candidate.exited;
+            // Exited on its own (a port taken), or still running after waitFor gave up.
+            await candidate.stop('SIGKILL');
             if (!/EADDRINUSE/.test(candidate.stderr) || attempt === 3) throw error;
           }
         }

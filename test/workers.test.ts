@@ -71,7 +71,8 @@ for (const dialect of DIALECTS) {
           await candidate.waitFor(/sitebiz is serving .*\n/);
           server = candidate;
         } catch (error) {
-          await candidate.exited;
+          // Exited on its own (a port taken), or still running after waitFor gave up.
+          await candidate.stop('SIGKILL');
           if (!/EADDRINUSE/.test(candidate.stderr) || attempt === 3) throw error;
           const again = await freshDatabase(dialect);
           cleanups.push(again.cleanup);

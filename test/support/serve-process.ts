@@ -16,6 +16,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'sitebiz.js');
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
+/** A request that gets no answer for this long fails, naming itself, rather than hanging the file. */
+const REQUEST_IDLE_TIMEOUT_MS = 60_000;
 
 /** Our environment without any sitebiz setting, plus `extra`. */
 export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -213,6 +215,9 @@ export function request(port: number, options: RequestOptions): Promise<{ status
       },
     );
     req.on('error', reject);
+    req.setTimeout(REQUEST_IDLE_TIMEOUT_MS, () =>
+      req.destroy(new Error(`${options.method ?? 'GET'} ${options.path} (x-request-id ${options.requestId}) got no answer within ${REQUEST_IDLE_TIMEOUT_MS} ms`)),
+    );
     if (options.onSent) req.on('finish', options.onSent);
     req.end(body);
   });
