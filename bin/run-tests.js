@@ -79,11 +79,13 @@ if (stale) {
 const timings = process.env.TEST_TIMINGS
   ? ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'bin', 'test-timings.js')}`, `--test-reporter-destination=${process.env.TEST_TIMINGS}`]
   : ['--test-reporter=spec'];
-// A test that hangs fails after five minutes (a test that needs longer says so with its own
-// timeout), and a file whose tests are done exits even if a child process or socket it leaked is
-// still open: either would otherwise hold the whole run until CI's limit, with no word of which
-// test. The runner reports files in order, so one stuck file also hides every later file's output.
-const guards = ['--test-timeout=300000', '--test-force-exit'];
+// A test that hangs fails, naming itself, rather than holding the whole run until CI's limit with
+// no word of which test (the runner reports files in order, so one stuck file also hides every
+// later file's output). The limit applies to each test file as a whole too, and to a file whose
+// tests are done while a child process or socket it leaked keeps it open: 20 minutes, above the
+// longest file (the pooler's re-run of 17 suites, with its own 15-minute test timeout).
+// --test-force-exit is not used: on Node 20 it exits before the timings reporter has written.
+const guards = ['--test-timeout=1200000'];
 const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...guards, ...timings, ...passThrough, ...files], {
   cwd: root,
   stdio: 'inherit',
