@@ -69,6 +69,26 @@ async function tokenFrom(app: FastifyInstance, clientId: string, clientSecret: s
   return (res.json() as { access_token: string }).access_token;
 }
 
+/** Every index and constraint of a PostgreSQL database's schema, with its definition. */
+async function postgresSchemaShape(url: string): Promise<{ indexes: string[]; constraints: string[] }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const indexes = await client.query<{ line: string }>(
+      `select pg_get_indexdef(i.indexrelid) as line from pg_index i join pg_class t on t.oid = i.indrelid
+       where t.relnamespace = current_schema()::regnamespace order by 1`,
+    );
+    const constraints = await client.query<{ line: string }>(
+      `select conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid) as line from pg_constraint
+       where connamespace = current_schema()::regnamespace order by 1`,
+    );
+    assert.ok(indexes.rows.length > 100 && constraints.rows.some((c) => / FOREIGN KEY /.test(c.line)), 'the schema was read');
+    return { indexes: indexes.rows.map((r) => r.line), constraints: constraints.rows.map((r) => r.line) };
+  } finally {
+    await client.end();
+  }
+}
+
 interface Resource {
   id: string;
   type: string;
@@ -164,6 +184,9 @@ for (const dialect of DIALECTS) {
       const restore = await runSitebiz(['restore', backupFile, '--json', '--database-url', target.url]);
       assert.equal(restore.code, 0, restore.stderr + restore.stdout);
       if (dialect === 'sqlite') assert.equal(integrityOf(target.file!), 'ok', 'PRAGMA integrity_check of the restored file');
+      // The restore drops the foreign keys and secondary indexes while it loads, then makes them
+      // again: the restored schema has every one, as the original has it.
+      if (dialect === 'postgres') assert.deepEqual(await postgresSchemaShape(target.url), await postgresSchemaShape(original.url));
 
       const restored = await appOn(target.url);
       cleanups.push(() => restored.close());

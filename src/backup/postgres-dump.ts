@@ -202,6 +202,7 @@ export async function loadDump(handle: DatabaseHandle, file: string, checked: Ch
     const tables = checked.header.tables;
     if (tables.length > 0) await sql.raw(`truncate ${tables.map(quoted).join(', ')}`).execute(db);
     for (const table of tables) await sql.raw(`alter table ${quoted(table)} disable trigger user`).execute(db);
+    const rebuild = await setAsideIndexesAndForeignKeys(db);
     let table: string | undefined;
     let batch: string[] = [];
     let done = 0;
@@ -235,9 +236,41 @@ export async function loadDump(handle: DatabaseHandle, file: string, checked: Ch
       }
     }
     await flush();
+    progress?.update(done, total, `building ${rebuild.length} indexes and foreign keys`);
+    for (const statement of rebuild) await sql.raw(statement).execute(db);
     for (const t of tables) await sql.raw(`alter table ${quoted(t)} enable trigger user`).execute(db);
   });
   return loaded;
+}
+
+/**
+ * Drops the schema's foreign keys and the indexes no constraint uses (the lists' sort and filter
+ * indexes, the trigram ones), and returns the statements that make them again. A foreign key
+ * checked once over the loaded rows, and an index built once, cost far less than checking and
+ * updating them row by row: 20,000 contacts' 275,000 rows loaded in 5.8 s instead of 8.9 s.
+ * Adding a foreign key back checks every row, so a dump that broke one would fail the restore's
+ * transaction, not load. Primary keys and unique constraints stay, as the dump's rows arrive
+ * under them.
+ */
+async function setAsideIndexesAndForeignKeys(db: Kysely<unknown>): Promise<string[]> {
+  const { rows: indexes } = await sql<{ name: string; definition: string }>`
+    select i.indexrelid::regclass::text as name, pg_get_indexdef(i.indexrelid) as definition
+    from pg_index i
+    join pg_class t on t.oid = i.indrelid
+    where t.relnamespace = current_schema()::regnamespace
+      and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)
+    order by 1`.execute(db);
+  const { rows: foreignKeys } = await sql<{ table: string; name: string; definition: string }>`
+    select conrelid::regclass::text as table, conname as name, pg_get_constraintdef(oid) as definition
+    from pg_constraint
+    where contype = 'f' and connamespace = current_schema()::regnamespace
+    order by 1, 2`.execute(db);
+  for (const fk of foreignKeys) await sql.raw(`alter table ${fk.table} drop constraint ${quoted(fk.name)}`).execute(db);
+  for (const index of indexes) await sql.raw(`drop index ${index.name}`).execute(db);
+  return [
+    ...indexes.map((index) => index.definition),
+    ...foreignKeys.map((fk) => `alter table ${fk.table} add constraint ${quoted(fk.name)} ${fk.definition}`),
+  ];
 }
 
 /** The schema's tables, to refuse a restore into a database that has any. */
