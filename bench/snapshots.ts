@@ -12,6 +12,7 @@
 // share (src/domain/snapshots.ts), so no HTTP or start-up time is in them.
 import { join } from 'node:path';
 import { sql } from 'kysely';
+import { SYSTEM_ACTOR } from '../src/audit/audit-events.js';
 import { parseDatabaseUrl } from '../src/config.js';
 import { connectDatabase, dropSchema, migrateToLatest, type DatabaseHandle } from '../src/db/connect.js';
 import { seedDemoData } from '../src/demo/seed.js';
@@ -107,7 +108,7 @@ export async function measureSandbox(kind: DatabaseKind, options: SandboxOptions
     const save = await timed(`${n} contacts: snapshot save`, () => saveSnapshot(handle, accountId, 'bench', new Date()), (s) => s.totalRows);
     await scribble(handle, siteId);
     const restore = await timed(`${n} contacts: snapshot restore`, () => restoreSnapshot(handle, accountId, 'bench', new Date()), (r) => r.restoredRows);
-    const deleted = await timed(`${n} contacts: snapshot delete`, () => deleteSnapshot(handle, accountId, 'bench'), () => save.rows);
+    const deleted = await timed(`${n} contacts: snapshot delete`, () => deleteSnapshot(handle, accountId, 'bench', new Date(), SYSTEM_ACTOR), () => save.rows);
     return {
       contacts: options.contacts,
       demo: { seed: only(demoSeed), resets },

@@ -18,6 +18,9 @@ export const AUDIT_ACTIONS = [
   'user.password_set',
   'console.signed_in',
   'console.sign_in_failed',
+  'console.signed_out',
+  'sandbox.snapshot_saved',
+  'sandbox.snapshot_deleted',
   'sandbox.snapshot_restored',
   'sandbox.reset',
 ] as const;

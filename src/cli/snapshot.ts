@@ -90,7 +90,7 @@ export const snapshotSaveCommand: Command = {
   options,
   async run(values, positionals) {
     const name = nameOf(positionals, snapshotSaveCommand.usage);
-    const { accountId, result } = await onAccount(values, (handle, id) => saveSnapshot(handle, id, checkSnapshotName(name), new Date()));
+    const { accountId, result } = await onAccount(values, (handle, id) => saveSnapshot(handle, id, checkSnapshotName(name), new Date(), { actor: cliActor() }));
     report(values, { account_id: String(accountId), snapshot: snapshotJson(result) }, [
       `Saved snapshot ${result.name} of account ${accountId}: ${result.totalRows.toLocaleString('en-US')} rows.`,
     ]);
@@ -130,7 +130,7 @@ export const snapshotDeleteCommand: Command = {
   options,
   async run(values, positionals) {
     const name = nameOf(positionals, snapshotDeleteCommand.usage);
-    const { accountId } = await onAccount(values, (handle, id) => deleteSnapshot(handle, id, name));
+    const { accountId } = await onAccount(values, (handle, id) => deleteSnapshot(handle, id, name, new Date(), cliActor()));
     report(values, { account_id: String(accountId), deleted: name }, [`Deleted snapshot ${name} of account ${accountId}.`]);
   },
 };

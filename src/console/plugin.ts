@@ -267,7 +267,7 @@ export function consoleRoutes(deps: ConsoleDeps, pagesOf: (renderer: ConsoleRend
         }
       });
       signedIn.post('/sign-out', CONSOLE_ROUTE, async (request, reply) => {
-        await deps.sessions.destroy(sessionOf(request).id);
+        await deps.sessions.signOut(sessionOf(request), request.ip);
         reply.clearCookie(SESSION_COOKIE, { path: '/console' });
         return reply.redirect('/console/sign-in?signed_out=1', 303);
       });

@@ -163,8 +163,23 @@ export class ConsoleSessions {
     };
   }
 
-  async destroy(sessionId: number): Promise<void> {
-    await this.db.deleteFrom('console_sessions').where('id', '=', sessionId).execute();
+  /** Ends the session at the user's request, with the audit log's console.signed_out row. */
+  async signOut(session: ConsoleSession, address: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const ended = await trx.deleteFrom('console_sessions').where('id', '=', session.id).executeTakeFirst();
+      // A session already gone (signed out in another tab, or by a password change) ends nothing.
+      if (Number(ended.numDeletedRows) === 0) return;
+      await recordAuditEvent(
+        { db: trx, traits: this.handle.traits },
+        {
+          accountId: session.user.accountId,
+          action: 'console.signed_out',
+          actor: { kind: 'console_user', userId: session.user.id, label: session.user.email, address },
+          target: { type: 'users', id: session.user.id },
+          at: this.now(),
+        },
+      );
+    });
   }
 
   /**

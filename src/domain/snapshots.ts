@@ -215,14 +215,16 @@ export function checkSnapshotName(name: unknown): string {
 
 /**
  * Saves the account's data under `name`. A name in use is refused unless `replace` (the seed
- * snapshot is retaken each time the account is seeded).
+ * snapshot is retaken each time the account is seeded). A save someone asked for (the API, the
+ * console, the CLI) names its `actor` and is in the audit log; the seed snapshot that seeding,
+ * the demo and imports take is part of those and has no row of its own.
  */
 export async function saveSnapshot(
   handle: DatabaseHandle,
   accountId: number,
   name: string,
   realNow: Date,
-  options: { replace?: boolean } = {},
+  options: { replace?: boolean; actor?: AuditActor } = {},
 ): Promise<SnapshotSummary> {
   return inAccountTransaction(handle, accountId, async (db) => {
     const siteIds = await lockAccountSites(handle, db, accountId);
@@ -255,6 +257,19 @@ export async function saveSnapshot(
       rowCounts[table.table] = affected(result);
     }
     await db.updateTable('snapshots').set({ row_counts: JSON.stringify(rowCounts) }).where('id', '=', snapshotId).execute();
+    if (options.actor) {
+      await recordAuditEvent(
+        { db, traits: handle.traits },
+        {
+          accountId,
+          action: 'sandbox.snapshot_saved',
+          actor: options.actor,
+          target: { type: 'snapshots', id: name },
+          details: { saved_rows: Object.values(rowCounts).reduce((sum, n) => sum + n, 0), replaced: Boolean(existing) },
+          at: realNow,
+        },
+      );
+    }
     const saved = await findSnapshot(db, accountId, name);
     return summaryOf(saved!);
   });
@@ -271,7 +286,8 @@ export async function listSnapshots(handle: DatabaseHandle, accountId: number): 
   return rows.map(summaryOf);
 }
 
-export async function deleteSnapshot(handle: DatabaseHandle, accountId: number, name: string): Promise<void> {
+/** Deletes the snapshot `name` (never the seed snapshot), with the audit log's row naming `actor`. */
+export async function deleteSnapshot(handle: DatabaseHandle, accountId: number, name: string, realNow: Date, actor: AuditActor): Promise<void> {
   await inAccountTransaction(handle, accountId, async (db) => {
     const existing = await findSnapshot(db, accountId, name);
     if (!existing) throw new SnapshotProblem('not_found', `This account has no snapshot named ${JSON.stringify(name)}`);
@@ -279,6 +295,7 @@ export async function deleteSnapshot(handle: DatabaseHandle, accountId: number, 
       throw new SnapshotProblem('reserved_snapshot', `The ${SEED_SNAPSHOT} snapshot is what POST /v1/test_helpers/reset goes back to; it cannot be deleted`);
     }
     await dropSnapshotRows(db, Number(existing.id));
+    await recordAuditEvent({ db, traits: handle.traits }, { accountId, action: 'sandbox.snapshot_deleted', actor, target: { type: 'snapshots', id: name }, at: realNow });
   });
 }
 

@@ -207,7 +207,7 @@ export function snapshotRoutes(services: SandboxServices) {
       async (request, reply) => {
         const principal = principalOf(request);
         await guard(request, 'Saving a snapshot');
-        const saved = await withSnapshotErrors(() => saveSnapshot(services.database, principal.accountId, checkSnapshotName(readSnapshotCreateDocument(request.body)), services.now()));
+        const saved = await withSnapshotErrors(() => saveSnapshot(services.database, principal.accountId, checkSnapshotName(readSnapshotCreateDocument(request.body)), services.now(), { actor: auditActorOf(principal) }));
         return reply.code(201).type(JSONAPI_MEDIA_TYPE).header('location', `${base}/${encodeURIComponent(saved.name)}`).send({ data: render(saved) });
       },
     );
@@ -253,7 +253,7 @@ export function snapshotRoutes(services: SandboxServices) {
       async (request, reply) => {
         const { name } = request.params as { name: string };
         await guard(request, 'Deleting a snapshot');
-        await withSnapshotErrors(() => deleteSnapshot(services.database, principalOf(request).accountId, name));
+        await withSnapshotErrors(() => deleteSnapshot(services.database, principalOf(request).accountId, name, services.now(), auditActorOf(principalOf(request))));
         return reply.code(204).send();
       },
     );

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { keysCreateCommand, keysDeleteCommand, keysRotateCommand } from '../../src/cli/admin.js';
-import { snapshotRestoreCommand, snapshotSaveCommand } from '../../src/cli/snapshot.js';
+import { snapshotDeleteCommand, snapshotRestoreCommand, snapshotSaveCommand } from '../../src/cli/snapshot.js';
 import type { Command } from '../../src/cli/command.js';
 import { connectDatabase, migrateToLatest, type DatabaseHandle } from '../../src/db/connect.js';
 import { loadConfig } from '../../src/config.js';
@@ -79,15 +79,18 @@ for (const dialect of DIALECTS) {
       assert.ok(!text.includes(created.client_secret) && !text.includes(rotated.client_secret), 'no secret in the log');
     });
 
-    it('records a snapshot restore by the CLI, and nothing for a snapshot that does not exist', async () => {
+    it('records a snapshot saved, restored and deleted by the CLI, and nothing for a snapshot that does not exist', async () => {
       const flags = { 'database-url': db.url, account: String(accountId) };
       await run(snapshotSaveCommand, flags, ['before-cli']);
       await run(snapshotRestoreCommand, flags, ['before-cli']);
       await assert.rejects(run(snapshotRestoreCommand, flags, ['nonesuch']), /no snapshot named/);
-      const restored = await rows('sandbox.snapshot_restored');
-      assert.equal(restored.length, 1);
-      assert.equal(restored[0]!.actor_kind, 'cli');
-      assert.equal(restored[0]!.target_id, 'before-cli');
+      await run(snapshotDeleteCommand, flags, ['before-cli']);
+      for (const action of ['sandbox.snapshot_saved', 'sandbox.snapshot_restored', 'sandbox.snapshot_deleted']) {
+        const recorded = await rows(action);
+        assert.equal(recorded.length, 1, action);
+        assert.equal(recorded[0]!.actor_kind, 'cli');
+        assert.equal(recorded[0]!.target_id, 'before-cli');
+      }
     });
 
     it('records a password set by `sitebiz users set-password`, never the password', async () => {

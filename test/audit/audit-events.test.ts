@@ -129,6 +129,28 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(resets.map((r) => [r.action, r.target_id, r.actor_kind]), [['sandbox.reset', SEED_SNAPSHOT, 'api_key']]);
     });
 
+    it('records snapshot saves and deletes as the key, and nothing for a refused save or delete', async () => {
+      const save = (name: string) => send(t, 'POST', '/v1/test_helpers/snapshots', token, { data: { type: 'snapshots', attributes: { name } } });
+      // A contact, so the snapshot has rows to count.
+      assert.equal((await send(t, 'POST', '/v1/contacts', token, { data: { type: 'contacts', attributes: { email: 'audit-snapshot@example.com' }, relationships: { site: { data: { type: 'sites', id: String(t.tenant.siteId) } } } } })).statusCode, 201);
+      const mark = await lastId();
+      const saved = await save('audit-saved');
+      assert.equal(saved.statusCode, 201, saved.body);
+      assertError(await save('audit-saved'), 409);
+      assertError(await save('seed'), 422);
+      assertError(await send(t, 'DELETE', `/v1/test_helpers/snapshots/${SEED_SNAPSHOT}`, token), 409);
+      assert.equal((await send(t, 'DELETE', '/v1/test_helpers/snapshots/audit-saved', token)).statusCode, 204);
+      assertError(await send(t, 'DELETE', '/v1/test_helpers/snapshots/audit-saved', token), 404);
+      const rows = await rowsSince(mark);
+      assert.deepEqual(rows.map((r) => [r.action, r.actor_kind, r.target_type, r.target_id]), [
+        ['sandbox.snapshot_saved', 'api_key', 'snapshots', 'audit-saved'],
+        ['sandbox.snapshot_deleted', 'api_key', 'snapshots', 'audit-saved'],
+      ]);
+      const totalRows = saved.json().data.attributes.total_rows as number;
+      assert.ok(totalRows > 0);
+      assert.deepEqual(detailsOf(rows[0]!), { saved_rows: totalRows, replaced: false });
+    });
+
     describe('the console', () => {
       let owner: ConsoleBrowser;
       before(async () => {
@@ -232,6 +254,21 @@ for (const dialect of DIALECTS) {
         const admin = await signInToConsole(t, adminId);
         assert.equal((await admin.get('/console/audit')).statusCode, 403);
         assert.doesNotMatch((await admin.get('/console')).body, /href="\/console\/audit/);
+      });
+
+      it('records a snapshot saved and deleted on the Sandbox page, then the sign-out, as the signed-in user', async () => {
+        const mark = await lastId();
+        assert.equal((await owner.post('/console/sandbox/snapshots', { name: 'console-saved' })).statusCode, 303);
+        assert.equal((await owner.post('/console/sandbox/snapshots/console-saved/delete')).statusCode, 303);
+        assert.equal((await owner.post('/console/sign-out')).statusCode, 303);
+        // The cookie's session is gone: signing out again is not a second sign-out.
+        assert.notEqual((await owner.post('/console/sign-out')).statusCode, 303);
+        const rows = await rowsSince(mark);
+        assert.deepEqual(rows.map((r) => [r.action, r.actor_kind, Number(r.actor_user_id), r.target_type, r.target_id, r.source_address]), [
+          ['sandbox.snapshot_saved', 'console_user', t.tenant.ownerId, 'snapshots', 'console-saved', '127.0.0.1'],
+          ['sandbox.snapshot_deleted', 'console_user', t.tenant.ownerId, 'snapshots', 'console-saved', '127.0.0.1'],
+          ['console.signed_out', 'console_user', t.tenant.ownerId, 'users', String(t.tenant.ownerId), '127.0.0.1'],
+        ]);
       });
     });
 

@@ -43,7 +43,10 @@ export function snapshotRoutes(app: FastifyInstance, ctx: SandboxContext): void 
     const name = formOf(request).get('name') ?? '';
     const outcome = await attempt(() =>
       // The route's reading of {"data":{"type":"snapshots","attributes":{"name":...}}} and its naming rules.
-      withSnapshotErrors(() => saveSnapshot(deps.database, accountOf(request), checkSnapshotName(readSnapshotCreateDocument({ data: { type: 'snapshots', attributes: { name } } })), deps.now())),
+      withSnapshotErrors(() => saveSnapshot(deps.database, accountOf(request), checkSnapshotName(readSnapshotCreateDocument({ data: { type: 'snapshots', attributes: { name } } })), deps.now(), {
+          actor: auditActorOf(sessionOf(request).principal),
+        }),
+      ),
     );
     if ('refused' in outcome) return listPage(ctx, request, reply, { name, refusal: outcome.refused });
     return reply.redirect(withSite(`${PATH}?done=saved`, await ctx.renderer.siteOf(request)), 303);
@@ -89,7 +92,7 @@ export function snapshotRoutes(app: FastifyInstance, ctx: SandboxContext): void 
     });
   });
   app.post<{ Params: { name: string } }>('/sandbox/snapshots/:name/delete', wholeAccount('Deleting a snapshot'), async (request, reply) => {
-    const outcome = await attempt(() => withSnapshotErrors(() => deleteSnapshot(deps.database, accountOf(request), request.params.name)));
+    const outcome = await attempt(() => withSnapshotErrors(() => deleteSnapshot(deps.database, accountOf(request), request.params.name, deps.now(), auditActorOf(sessionOf(request).principal))));
     if ('refused' in outcome) return listPage(ctx, request, reply, { refusal: outcome.refused });
     return reply.redirect(withSite(`${PATH}?done=deleted`, await ctx.renderer.siteOf(request)), 303);
   });
