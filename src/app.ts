@@ -339,6 +339,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         sessions: new ConsoleSessions(database, now, (user) => tokens.reachableSiteIds(user)),
         now,
         ...(sandbox ? { journal: sandbox.journal } : {}),
+        ...(metrics ? { onRefusal: metrics.rateLimitRefused } : {}),
       },
       consolePages,
     ),

@@ -10,6 +10,8 @@ import { labelSets, PROMTOOL_SKIP, promtoolCheckMetrics, promtoolCheckRules, sam
 import { Receiver } from './support/receiver.js';
 import { addTag, createHook } from './support/webhooks.js';
 import { builders } from './support/builders.js';
+import { formBody } from './support/console.js';
+import { ConsoleSessions, SIGN_IN_FAILURE_LIMITS } from '../src/console/sessions.js';
 import { send } from './support/writes.js';
 import { readFileSync } from 'node:fs';
 import { CompiledQuery } from 'kysely';
@@ -188,6 +190,25 @@ for (const dialect of DIALECTS) {
         const text = (await t.get('/metrics')).body;
         assert.equal(sampleValue(text, 'sitebiz_rate_limit_refusals_total', { limit: 'requests' }), 1);
         assert.equal(sampleValue(text, 'sitebiz_rate_limit_refusals_total', { limit: 'auth_failures' }), 0);
+        assert.equal(sampleValue(text, 'sitebiz_rate_limit_refusals_total', { limit: 'console_sign_in' }), 0);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('counts the console sign-in throttle\'s refusals', async () => {
+      const t = await createTestApp(dialect, { env: { METRICS: 'public', RATE_LIMIT: '0' } });
+      try {
+        const { email } = await t.handle.db.selectFrom('users').select('email').where('id', '=', t.tenant.ownerId).executeTakeFirstOrThrow();
+        const signIn = () =>
+          t.app.inject({ method: 'POST', url: '/console/sign-in', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: formBody({ email, password: 'not the password' }) });
+        // The account's allowance used up directly (each checked wrong password costs a hash's time).
+        const sessions = new ConsoleSessions(t.handle, t.clock.now);
+        for (let i = 0; i < SIGN_IN_FAILURE_LIMITS.perAccount; i++) assert.equal(await sessions.takeSignInAttempt([`account:${t.tenant.accountId}`]), null);
+        assert.deepEqual([(await signIn()).statusCode, (await signIn()).statusCode], [429, 429]);
+        const text = (await t.get('/metrics')).body;
+        assert.equal(sampleValue(text, 'sitebiz_rate_limit_refusals_total', { limit: 'console_sign_in' }), 2);
+        assert.equal(sampleValue(text, 'sitebiz_rate_limit_refusals_total', { limit: 'requests' }), 0);
       } finally {
         await t.close();
       }

@@ -52,7 +52,8 @@ export interface RateLimitOptions {
   onRefusal?: (limit: RefusedLimit) => void;
 }
 
-export type RefusedLimit = 'requests' | 'auth_failures';
+/** A 429's cause: RATE_LIMIT, the AUTH_FAILURE_LIMIT lockout, or the console's sign-in throttle (src/console/sign-in.ts). */
+export type RefusedLimit = 'requests' | 'auth_failures' | 'console_sign_in';
 
 /**
  * Registers @fastify/rate-limit on the app (no global hook: the calls below decide where counting

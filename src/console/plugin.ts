@@ -11,6 +11,7 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import type { RefusedLimit } from '../auth/rate-limits.js';
 import type { TokenService } from '../auth/tokens.js';
 import type { Config } from '../config.js';
 import type { DatabaseHandle } from '../db/connect.js';
@@ -34,6 +35,8 @@ export interface ConsoleDeps {
   now: () => Date;
   /** Sandbox mode only. */
   journal?: RequestJournal;
+  /** Told of each sign-in the throttle refuses with 429 (metrics). */
+  onRefusal?: (limit: RefusedLimit) => void;
 }
 
 /** One page (or group of pages) of the console. */

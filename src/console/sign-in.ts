@@ -70,6 +70,7 @@ export function signInRoutes(deps: ConsoleDeps, renderer: ConsoleRenderer) {
       // attempt would pass the check while none had been counted yet.
       const until = await sessions.takeSignInAttempt(subjects);
       if (until) {
+        deps.onRefusal?.('console_sign_in');
         const seconds = Math.max(1, Math.ceil((until.getTime() - deps.now().getTime()) / 1000));
         reply.header('retry-after', String(seconds));
         return renderer.page(request, reply, {

@@ -111,7 +111,7 @@ export class Metrics {
     });
     this.rateLimitRefusals = new Counter({
       name: 'sitebiz_rate_limit_refusals_total',
-      help: 'Requests refused with 429 by a rate limit: requests (RATE_LIMIT) or auth_failures (AUTH_FAILURE_LIMIT lockout)',
+      help: 'Requests refused with 429 by a rate limit: requests (RATE_LIMIT), auth_failures (AUTH_FAILURE_LIMIT lockout) or console_sign_in (the console sign-in throttle)',
       labelNames: ['limit'],
       registers,
     });
@@ -193,7 +193,7 @@ export class Metrics {
       });
     }
     // Zero series for every known label value, so rate() and alerts see them from the first scrape.
-    for (const limit of ['requests', 'auth_failures'] satisfies RefusedLimit[]) this.rateLimitRefusals.inc({ limit }, 0);
+    for (const limit of ['requests', 'auth_failures', 'console_sign_in'] satisfies RefusedLimit[]) this.rateLimitRefusals.inc({ limit }, 0);
     for (const outcome of ATTEMPT_OUTCOMES) this.attempts.inc({ outcome }, 0);
     this.hooksDisabled.inc(0);
 
