@@ -25,8 +25,8 @@ export const backupCommand: Command = {
   async run(values, positionals) {
     const file = fileOf(positionals, backupCommand.usage);
     const config = configFrom(values);
-    const [{ backupDatabase }, { progressReporter }] = await Promise.all([import('../backup/backup-restore.js'), import('../backup/progress.js')]);
-    const progress = progressReporter('backup', config.database.dialect === 'sqlite' ? 'pages' : 'rows (estimated total)');
+    const [{ backupDatabase }, { backupProgress }] = await Promise.all([import('../backup/backup-restore.js'), import('./progress.js')]);
+    const progress = backupProgress('backup', config.database.dialect === 'sqlite' ? 'pages' : 'rows (estimated total)');
     const result = await backupDatabase(config.database, file, progress);
     progress.finish(`backup: ${size(result.bytes)} in ${(result.milliseconds / 1000).toFixed(1)} s`);
     report(values, { ...result }, [
@@ -48,8 +48,8 @@ export const restoreCommand: Command = {
   async run(values, positionals) {
     const file = fileOf(positionals, restoreCommand.usage);
     const config = configFrom(values);
-    const [{ restoreDatabase }, { progressReporter }] = await Promise.all([import('../backup/backup-restore.js'), import('../backup/progress.js')]);
-    const progress = progressReporter('restore', config.database.dialect === 'sqlite' ? 'pages' : 'rows');
+    const [{ restoreDatabase }, { backupProgress }] = await Promise.all([import('../backup/backup-restore.js'), import('./progress.js')]);
+    const progress = backupProgress('restore', config.database.dialect === 'sqlite' ? 'pages' : 'rows');
     const result = await restoreDatabase(config.database, file, progress);
     progress.finish(`restore: done in ${(result.milliseconds / 1000).toFixed(1)} s`);
     report(values, { ...result }, [

@@ -79,8 +79,8 @@ export const importCommand: Command = {
     if (remap !== undefined && (typeof remap !== 'string' || remap.trim() === '')) throw new UsageError('--remap-ids takes a file to write the id mapping to');
     const config = configFrom(values);
     const { runImport } = await import('../import/importer.js');
-    const { importProgressReporter } = await import('../import/progress.js');
-    const progress = importProgressReporter();
+    const { importProgress } = await import('./progress.js');
+    const progress = importProgress();
     // Ctrl-C: the requests stop, the page being written is committed or not at all, the derived
     // data is rebuilt, and the same command goes on later from the pages checked off.
     const controller = new AbortController();

@@ -1,7 +1,7 @@
 // `sitebiz seed`: fill a database with generated sites at any size (see docs/seeding.md).
 import { tokenRequestCommand } from '../auth/oauth-routes.js';
 import { configFrom, out, serverBaseUrl, UsageError, withDatabase, type Command } from './command.js';
-import { progressReporter } from '../seed/progress.js';
+import { seedProgress } from './progress.js';
 import { MIN_SEED_CONTACTS, seedAccount, type SeedResult } from '../seed/seed-account.js';
 
 const MAX_CONTACTS_PER_SITE = 10_000_000;
@@ -57,7 +57,7 @@ export const seedCommand: Command = {
     const accountId = values.account === undefined ? undefined : wholeNumber(values, 'account', 0, 1, Number.MAX_SAFE_INTEGER);
     const now = moment(values);
     const config = configFrom(values);
-    const progress = progressReporter();
+    const progress = seedProgress();
     let baseUrl = config.publicUrl;
     const result: SeedResult = await withDatabase(config, async (handle) => {
       baseUrl = await serverBaseUrl(values, config, handle);
