@@ -8,9 +8,9 @@
 // lists minus the contacts created after the snapshot must equal the restored server's lists.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
@@ -183,7 +183,12 @@ for (const dialect of DIALECTS) {
       cleanups.push(target.drop);
       const restore = await runSitebiz(['restore', backupFile, '--json', '--database-url', target.url]);
       assert.equal(restore.code, 0, restore.stderr + restore.stdout);
-      if (dialect === 'sqlite') assert.equal(integrityOf(target.file!), 'ok', 'PRAGMA integrity_check of the restored file');
+      if (dialect === 'sqlite') {
+        assert.equal(integrityOf(target.file!), 'ok', 'PRAGMA integrity_check of the restored file');
+        // The backup is one file: no -wal, -shm or .partial left beside it by the backup, its
+        // check or the restore that read it.
+        assert.deepEqual(readdirSync(scratch).filter((name) => name.startsWith(basename(backupFile))), [basename(backupFile)]);
+      }
       // The restore drops the foreign keys and secondary indexes while it loads, then makes them
       // again: the restored schema has every one, as the original has it.
       if (dialect === 'postgres') assert.deepEqual(await postgresSchemaShape(target.url), await postgresSchemaShape(original.url));
