@@ -53,7 +53,8 @@ export interface RateLimitOptions {
 }
 
 /** A 429's cause: RATE_LIMIT, the AUTH_FAILURE_LIMIT lockout, or the console's sign-in throttle (src/console/sign-in.ts). */
-export type RefusedLimit = 'requests' | 'auth_failures' | 'console_sign_in';
+export const REFUSED_LIMITS = ['requests', 'auth_failures', 'console_sign_in'] as const;
+export type RefusedLimit = (typeof REFUSED_LIMITS)[number];
 
 /**
  * Registers @fastify/rate-limit on the app (no global hook: the calls below decide where counting

@@ -14,7 +14,7 @@ import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, R
 import type { Config } from '../config.js';
 import type { DatabaseHandle, StatementEvent, StatementTarget } from '../db/connect.js';
 import { nextDueAt } from '../webhooks/delivery-queue.js';
-import type { RefusedLimit } from '../auth/rate-limits.js';
+import { REFUSED_LIMITS, type RefusedLimit } from '../auth/rate-limits.js';
 import type { InjectedFault } from '../sandbox/faults.js';
 import type { Outcome } from '../webhooks/delivery-outcomes.js';
 import { askPrimaryForMetrics } from './metrics-cluster.js';
@@ -193,7 +193,7 @@ export class Metrics {
       });
     }
     // Zero series for every known label value, so rate() and alerts see them from the first scrape.
-    for (const limit of ['requests', 'auth_failures', 'console_sign_in'] satisfies RefusedLimit[]) this.rateLimitRefusals.inc({ limit }, 0);
+    for (const limit of REFUSED_LIMITS) this.rateLimitRefusals.inc({ limit }, 0);
     for (const outcome of ATTEMPT_OUTCOMES) this.attempts.inc({ outcome }, 0);
     this.hooksDisabled.inc(0);
 
